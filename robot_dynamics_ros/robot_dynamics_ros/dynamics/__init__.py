@@ -1,0 +1,38 @@
+"""The math core of robot_dynamics_ros: rigid-body dynamics of fixed-base URDF trees.
+
+No ROS import here; usable as a plain library::
+
+    from robot_dynamics_ros.dynamics import RobotModel, rnea
+    model = RobotModel.from_urdf_file('arm.urdf')
+    tau = rnea(model, q, qd, qdd)
+"""
+from .algorithms import aba, bias_torques, crba, gravity_torques, rnea
+from .model import PRISMATIC, REVOLUTE, RobotModel, mcI, plux
+
+__all__ = ['RobotModel', 'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba', 'warmup',
+           'REVOLUTE', 'PRISMATIC', 'mcI', 'plux', 'example_urdf']
+
+
+def example_urdf(name='planar_2r'):
+    """Path of a URDF shipped in the package (``planar_2r``: the lecture notes' 2R arm)."""
+    from importlib.resources import files
+    path = files('robot_dynamics_ros') / 'urdf' / f'{name}.urdf'
+    if not path.is_file():
+        raise FileNotFoundError(f'no shipped URDF named {name!r}')
+    return str(path)
+
+
+def warmup():
+    """Compile (or load from numba's cache) every kernel the public functions use."""
+    import numpy as np
+    model = RobotModel.from_urdf_file(example_urdf())
+    n = model.n
+    for shape in ((n,), (2, n)):
+        q = np.full(shape, 0.1)
+        tau = rnea(model, q, q, q)
+        rnea(model, q, q, q, f_ext={'link2': np.ones(shape[:-1] + (6,))})
+        gravity_torques(model, q)
+        bias_torques(model, q, q)
+        crba(model, q)
+        aba(model, q, q, tau)
+        aba(model, q, q, tau, f_ext={'link2': np.ones(shape[:-1] + (6,))})

@@ -1,0 +1,339 @@
+"""RobotModel: a fixed-base kinematic tree read from a URDF, in Featherstone's terms.
+
+A model with ``n`` movable joints has ``n`` bodies. Body ``i`` is moved by joint ``i``; its frame is
+the frame of the URDF child link of that joint. Links hanging below a fixed joint are merged into the
+body above them (inertias summed with the parallel-axis theorem, as Pinocchio does); links fixed to
+the root link belong to the fixed base (index -1) and never move.
+
+As in spatial_v2, the model is ``parent``, joint types and axes (``jtype``, ``S``), ``Xtree`` (the
+transform from the parent body's frame to the joint's frame at q = 0) and spatial inertias ``I``
+(6x6, body frame, about the body origin). Spatial vectors are Featherstone's: motion
+``[angular; linear]``, force ``[moment; force]``.
+
+The model is immutable (its arrays are read-only) except ``gravity``. The compiled kernels read a
+packed copy of these arrays (``_ji``, ``_body``, ``_a_grav``) and a per-model workspace ``_ws``;
+a model is therefore not to be used from two threads at once (``copy()`` gives each thread its own).
+"""
+import math
+
+import numpy as np
+
+REVOLUTE = 0
+PRISMATIC = 1
+
+# Rows of the packed per-body table ``_body`` (shape (n, BODY_ROWS, 6)) that the kernels read.
+ROW_S = 0          # motion subspace S (6)
+ROW_XTREE = 1      # rows 1..6: Xtree, a 6x6 Pluecker transform parent -> joint frame
+ROW_I = 7          # rows 7..12: spatial inertia I (6x6)
+ROW_AXIS = 13      # joint axis in the joint frame (first 3 entries)
+BODY_ROWS = 14
+# Rows of the per-model workspace ``_ws`` (shape (n, WS_ROWS, 6)).
+WS_ROWS = 33
+
+
+def _rpy_matrix(rpy):
+    """Rotation matrix of URDF roll-pitch-yaw (fixed axes X, Y, Z): R = Rz(y) Ry(p) Rx(r)."""
+    r, p, y = rpy
+    cr, sr = math.cos(r), math.sin(r)
+    cp, sp = math.cos(p), math.sin(p)
+    cy, sy = math.cos(y), math.sin(y)
+    return np.array([
+        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+        [-sp, cp * sr, cp * cr],
+    ])
+
+
+def _skew(p):
+    return np.array([[0.0, -p[2], p[1]], [p[2], 0.0, -p[0]], [-p[1], p[0], 0.0]])
+
+
+def plux(E, r):
+    """Pluecker motion transform [E 0; -E rx E] (spatial_v2 ``plux``).
+
+    E rotates coordinates of frame A into frame B; r is B's origin in A coordinates."""
+    X = np.zeros((6, 6))
+    X[:3, :3] = E
+    X[3:, 3:] = E
+    X[3:, :3] = -E @ _skew(r)
+    return X
+
+
+def mcI(m, c, Ic):
+    """Spatial inertia of a body of mass m, centre of mass c and inertia Ic about the CoM
+    (spatial_v2 ``mcI``), all in the body frame, about the body origin."""
+    C = _skew(c)
+    I = np.zeros((6, 6))
+    I[:3, :3] = Ic + m * C @ C.T
+    I[:3, 3:] = m * C
+    I[3:, :3] = m * C.T
+    I[3:, 3:] = m * np.eye(3)
+    return I
+
+
+def _origin(element):
+    """(R, p) of a URDF <origin>, identity when absent."""
+    if element is None:
+        return np.eye(3), np.zeros(3)
+    xyz = element.xyz if element.xyz is not None else [0.0, 0.0, 0.0]
+    rpy = element.rpy if element.rpy is not None else [0.0, 0.0, 0.0]
+    return _rpy_matrix([float(v) for v in rpy]), np.array([float(v) for v in xyz])
+
+
+def _finite(value, what):
+    v = np.asarray(value, dtype=float)
+    if not np.all(np.isfinite(v)):
+        raise ValueError(f'{what} is not finite: {value}')
+    return v
+
+
+def _link_inertia(link):
+    """(m, c, Ic) of a URDF link in its own frame; a link without <inertial> has zero mass."""
+    inertial = link.inertial
+    if inertial is None:
+        return 0.0, np.zeros(3), np.zeros((3, 3))
+    m = float(_finite(inertial.mass if inertial.mass is not None else 0.0,
+                      f'link "{link.name}" <mass>'))
+    if m < 0:
+        raise ValueError(f'link "{link.name}" has negative mass {m}')
+    Rc, pc = _origin(inertial.origin)
+    _finite(pc, f'link "{link.name}" <inertial><origin xyz>')
+    I = inertial.inertia
+    if I is None:
+        Ic = np.zeros((3, 3))
+    else:
+        Ic = _finite([[I.ixx, I.ixy, I.ixz], [I.ixy, I.iyy, I.iyz], [I.ixz, I.iyz, I.izz]],
+                     f'link "{link.name}" <inertia>')
+    eig = np.linalg.eigvalsh(Ic)
+    if eig[0] < -1e-9 * max(1.0, abs(eig[-1])):
+        raise ValueError(
+            f'link "{link.name}" has an <inertia> that is not positive semi-definite '
+            f'(eigenvalues {eig.tolist()})')
+    return m, pc, Rc @ Ic @ Rc.T
+
+
+def _parse_urdf(xml):
+    try:
+        from urdf_parser_py import xml_reflection
+        from urdf_parser_py.urdf import URDF
+    except ImportError as e:  # pragma: no cover - a dependency of the package
+        raise ImportError('robot_dynamics_ros needs urdf_parser_py (pip install urdfdom-py)') from e
+    if not isinstance(xml, str) or not xml.strip():
+        raise ValueError('the URDF is empty')
+    # urdf_parser_py prints unknown tags (<transmission>, <gazebo>, ...) to stderr; they are legal.
+    old = xml_reflection.core.on_error
+    xml_reflection.core.on_error = lambda message: None
+    try:
+        robot = URDF.from_xml_string(xml.encode('utf-8'))
+    except Exception as e:
+        raise ValueError(f'malformed URDF: {e}') from e
+    finally:
+        xml_reflection.core.on_error = old
+    if robot is None:
+        raise ValueError('malformed URDF: no <robot> element')
+    return robot
+
+
+class RobotModel:
+    """A fixed-base kinematic tree. Build it with ``from_urdf`` or ``from_urdf_file``."""
+
+    def __init__(self, *, name, joint_names, parent, jtype, axis, Xtree, I, link_body, link_X,
+                 position_limits, velocity_limits, effort_limits, damping, friction,
+                 gravity=(0.0, 0.0, -9.81), root_link=''):
+        self.name = name
+        self.root_link = root_link
+        self.joint_names = tuple(joint_names)
+        n = len(self.joint_names)
+        self.n = self.nq = self.nv = n
+        self.parent = _frozen(np.asarray(parent, dtype=np.int64).reshape(n))
+        self.jtype = _frozen(np.asarray(jtype, dtype=np.int64).reshape(n))
+        axis = np.asarray(axis, dtype=float).reshape(n, 3)
+        self.axis = _frozen(axis)
+        S = np.zeros((n, 6))
+        for i in range(n):
+            S[i, :3] = axis[i] if self.jtype[i] == REVOLUTE else 0.0
+            S[i, 3:] = axis[i] if self.jtype[i] == PRISMATIC else 0.0
+        self.S = _frozen(S)
+        self.Xtree = _frozen(np.asarray(Xtree, dtype=float).reshape(n, 6, 6))
+        self.I = _frozen(np.asarray(I, dtype=float).reshape(n, 6, 6))
+        # link name -> (body index or -1 for the base, 6x6 motion transform body -> link frame)
+        self._link_body = dict(link_body)
+        self._link_X = {k: _frozen(np.asarray(v, dtype=float)) for k, v in link_X.items()}
+        self.link_names = tuple(self._link_body)
+        self.position_limits = _frozen(np.asarray(position_limits, dtype=float).reshape(n, 2))
+        self.velocity_limits = _frozen(np.asarray(velocity_limits, dtype=float).reshape(n))
+        self.effort_limits = _frozen(np.asarray(effort_limits, dtype=float).reshape(n))
+        self.damping = _frozen(np.asarray(damping, dtype=float).reshape(n))
+        self.friction = _frozen(np.asarray(friction, dtype=float).reshape(n))
+        self._index = {name: i for i, name in enumerate(self.joint_names)}
+
+        # The packed arrays the kernels read (see ROW_*), and the workspace they write.
+        ji = np.zeros((2, n), dtype=np.int64)
+        ji[0] = self.parent
+        ji[1] = self.jtype
+        body = np.zeros((n, BODY_ROWS, 6))
+        body[:, ROW_S] = self.S
+        body[:, ROW_XTREE:ROW_XTREE + 6] = self.Xtree
+        body[:, ROW_I:ROW_I + 6] = self.I
+        body[:, ROW_AXIS, :3] = self.axis
+        self._ji = _frozen(ji)
+        self._body = _frozen(body)
+        self._ws = np.zeros((n, WS_ROWS, 6))
+        self.gravity = gravity
+
+    # ----------------------------------------------------------------------------------------
+    @property
+    def gravity(self):
+        """Gravity acceleration in the root link's frame (m/s^2); default (0, 0, -9.81)."""
+        return self._gravity.copy()
+
+    @gravity.setter
+    def gravity(self, g):
+        g = np.asarray(g, dtype=float)
+        if g.shape != (3,) or not np.all(np.isfinite(g)):
+            raise ValueError(f'gravity must be 3 finite numbers, got {g!r}')
+        self._gravity = g.copy()
+        a_grav = np.zeros(6)
+        a_grav[3:] = g
+        self._a_grav = _frozen(a_grav)
+
+    def index(self, joint_name):
+        """Position of a movable joint in q, qd, qdd and tau."""
+        try:
+            return self._index[joint_name]
+        except KeyError:
+            raise KeyError(f'joint "{joint_name}" is not a movable joint of {self.name}') from None
+
+    def link_frame(self, link):
+        """(body index or -1 for the fixed base, 6x6 motion transform body frame -> link frame)."""
+        try:
+            return self._link_body[link], self._link_X[link]
+        except KeyError:
+            raise KeyError(f'link "{link}" is not in {self.name}') from None
+
+    def copy(self):
+        """A model with the same data and its own workspace (one per thread)."""
+        other = object.__new__(RobotModel)
+        other.__dict__.update(self.__dict__)
+        other._ws = np.zeros_like(self._ws)
+        return other
+
+    @property
+    def total_mass(self):
+        return float(sum(self.I[i, 5, 5] for i in range(self.n)))
+
+    def __repr__(self):
+        return f'<RobotModel {self.name!r}: {self.n} joints {list(self.joint_names)}>'
+
+    # ----------------------------------------------------------------------------------------
+    @classmethod
+    def from_urdf_file(cls, path):
+        try:
+            with open(path, encoding='utf-8') as f:
+                xml = f.read()
+        except OSError as e:
+            raise ValueError(f'cannot read URDF file {path}: {e.strerror}') from e
+        return cls.from_urdf(xml)
+
+    @classmethod
+    def from_urdf(cls, xml):
+        """Build the model of a URDF string (see the module doc for what is supported)."""
+        robot = _parse_urdf(xml)
+        links = {link.name: link for link in robot.links}
+        if not links:
+            raise ValueError('URDF has no <link>')
+        joints = list(robot.joints)
+        child_of = {}
+        children = {name: [] for name in links}
+        for j in joints:
+            for end in (j.parent, j.child):
+                if end not in links:
+                    raise ValueError(f'joint "{j.name}" names link "{end}", which is not defined')
+            if j.child in child_of:
+                raise ValueError(
+                    f'link "{j.child}" is the child of two joints ("{child_of[j.child].name}" and '
+                    f'"{j.name}"): the link graph is not a tree')
+            child_of[j.child] = j
+            children[j.parent].append(j)
+        roots = [name for name in links if name not in child_of]
+        if len(roots) != 1:
+            if not roots:
+                raise ValueError('the link graph has a cycle: every link is the child of a joint')
+            raise ValueError(f'the link graph is not a tree: several root links {roots}')
+        root = roots[0]
+
+        joint_names, parent, jtype, axis, Xtree = [], [], [], [], []
+        position_limits, velocity_limits, effort_limits, damping, friction = [], [], [], [], []
+        inertias = []          # per body: list of (m, c, Ic) in the body frame
+        link_body, link_pose = {}, {}
+
+        # Depth-first from the root, in the order the URDF lists joints: parents before children.
+        stack = [(root, -1, np.eye(3), np.zeros(3))]   # link, its body, pose of link in body frame
+        visited = set()
+        while stack:
+            link_name, body, R, p = stack.pop()
+            if link_name in visited:  # pragma: no cover - excluded by the single-parent check
+                raise ValueError(f'link "{link_name}" is reached twice: not a tree')
+            visited.add(link_name)
+            link_body[link_name] = body
+            link_pose[link_name] = (R, p)
+            m, c, Ic = _link_inertia(links[link_name])
+            if body >= 0 and m > 0:
+                inertias[body].append((m, R @ c + p, R @ Ic @ R.T))
+            for j in reversed(children[link_name]):
+                Ro, po = _origin(j.origin)
+                _finite(po, f'joint "{j.name}" <origin xyz>')
+                Rj, pj = R @ Ro, R @ po + p      # joint frame in the body frame
+                jt = j.type
+                if jt == 'fixed':
+                    stack.append((j.child, body, Rj, pj))
+                    continue
+                if jt in ('floating', 'planar'):
+                    raise ValueError(
+                        f'joint "{j.name}" is of type "{jt}": only revolute, continuous, prismatic '
+                        f'and fixed joints are supported (the base is fixed)')
+                if jt not in ('revolute', 'continuous', 'prismatic'):
+                    raise ValueError(f'joint "{j.name}" has unknown type "{jt}"')
+                k = _finite(j.axis if j.axis is not None else [1.0, 0.0, 0.0],
+                            f'joint "{j.name}" <axis>')
+                norm = np.linalg.norm(k)
+                if norm < 1e-12:
+                    raise ValueError(f'joint "{j.name}" has a zero <axis>')
+                i = len(joint_names)
+                joint_names.append(j.name)
+                parent.append(body)
+                jtype.append(PRISMATIC if jt == 'prismatic' else REVOLUTE)
+                axis.append(k / norm)
+                Xtree.append(plux(Rj.T, pj))
+                inertias.append([])
+                lim = j.limit
+                lo, hi = -np.inf, np.inf
+                if jt != 'continuous' and lim is not None:
+                    lo = float(lim.lower) if lim.lower is not None else lo
+                    hi = float(lim.upper) if lim.upper is not None else hi
+                position_limits.append((lo, hi))
+                vel = float(lim.velocity) if lim is not None and lim.velocity is not None else np.inf
+                eff = float(lim.effort) if lim is not None and lim.effort is not None else np.inf
+                velocity_limits.append(vel if vel > 0 else np.inf)
+                effort_limits.append(eff if eff > 0 else np.inf)
+                dyn = j.dynamics
+                damping.append(float(dyn.damping or 0.0) if dyn is not None else 0.0)
+                friction.append(float(dyn.friction or 0.0) if dyn is not None else 0.0)
+                stack.append((j.child, i, np.eye(3), np.zeros(3)))
+
+        if not joint_names:
+            raise ValueError(f'URDF "{robot.name}" has no movable joint')
+        I = np.array([sum((mcI(m, c, Ic) for m, c, Ic in parts), np.zeros((6, 6)))
+                      for parts in inertias])
+        link_X = {name: plux(R.T, p) for name, (R, p) in link_pose.items()}
+        return cls(name=robot.name or '', joint_names=joint_names, parent=parent, jtype=jtype,
+                   axis=axis, Xtree=Xtree, I=I, link_body=link_body, link_X=link_X,
+                   position_limits=position_limits, velocity_limits=velocity_limits,
+                   effort_limits=effort_limits, damping=damping, friction=friction,
+                   root_link=root)
+
+
+def _frozen(a):
+    a = np.ascontiguousarray(a)
+    a.setflags(write=False)
+    return a

@@ -1,0 +1,31 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+package_name = 'robot_dynamics_ros'
+
+setup(
+    name=package_name,
+    version='0.1.0',
+    packages=find_packages(exclude=['test']),
+    package_data={package_name: ['urdf/*.urdf']},
+    data_files=[
+        ('share/ament_index/resource_index/packages', ['resource/' + package_name]),
+        ('share/' + package_name, ['package.xml']),
+        ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
+        ('share/' + package_name + '/config', glob('config/*.yaml')),
+        ('share/' + package_name + '/urdf', glob(package_name + '/urdf/*.urdf')),
+    ],
+    install_requires=['setuptools', 'numpy', 'numba'],
+    zip_safe=False,
+    maintainer='robot_dynamics_ros maintainers',
+    maintainer_email='maintainers@robot-dynamics-ros.invalid',
+    description='RNEA/ABA model-based control and simulation for URDF arms over ROS 2.',
+    license='Apache-2.0',
+    tests_require=['pytest'],
+    entry_points={
+        'console_scripts': [
+            'robot-dynamics = robot_dynamics_ros.cli:main',
+        ],
+    },
+)

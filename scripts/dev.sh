@@ -1,0 +1,143 @@
+#!/usr/bin/env bash
+# Sets up robot_dynamics_ros without a ROS install and runs its jobs.
+#
+#   bash scripts/dev.sh demo      set up (if needed) and run the main job
+#   bash scripts/dev.sh test      set up (if needed) and run the test suite
+#   bash scripts/dev.sh bench     set up (if needed) and run every benchmark in bench/
+#   bash scripts/dev.sh setup     only set up
+#   bash scripts/dev.sh run CMD…  run CMD inside the set-up environment (e.g. robot-dynamics --help)
+#
+# Set-up: a venv (.venv, or $RDR_VENV) with ROS 2 Kilted from the ros-* wheels, robot_dynamics_msgs
+# built into it with cmake, robot_dynamics_ros pip-installed into it (a real install, so its
+# share/ files and the ament index marker land in the venv prefix). Every step is skipped when
+# the inputs it depends on have not changed since it last succeeded (hashes in .venv/.rdr-stamps).
+# Python: $PYTHON, else the first of python3, python3.13 … python3.10 that is 3.10–3.13.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+VENV=${RDR_VENV:-$ROOT/.venv}
+STAMPS=$VENV/.rdr-stamps
+BUILD=$VENV/.rdr-build
+
+say() { printf '[dev.sh] %s\n' "$*" >&2; }
+
+pick_python() {
+  local c
+  for c in ${PYTHON:-} python3 python3.13 python3.12 python3.11 python3.10; do
+    command -v "$c" >/dev/null 2>&1 || continue
+    if "$c" -c 'import sys; sys.exit(0 if (3, 10) <= sys.version_info[:2] <= (3, 13) else 1)' 2>/dev/null; then
+      echo "$c"; return 0
+    fi
+  done
+  say "no Python 3.10-3.13 found (the ros-* wheels exist only for those); set PYTHON=/path/to/python3.x"
+  return 1
+}
+
+# Hash of files and directories (their tracked content), for the stamps.
+hash_inputs() {
+  local p
+  for p in "$@"; do
+    if [ -d "$p" ]; then
+      find "$p" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum
+    else
+      sha256sum "$p"
+    fi
+  done | sed "s#$ROOT/##" | sha256sum | cut -d' ' -f1
+}
+
+# step NAME HASH CMD…: run CMD unless NAME last succeeded with the same HASH.
+step() {
+  local name=$1 hash=$2; shift 2
+  if [ -f "$STAMPS/$name" ] && [ "$(cat "$STAMPS/$name")" = "$hash" ]; then
+    return 0
+  fi
+  say "$name …"
+  rm -f "$STAMPS/$name"
+  "$@"
+  mkdir -p "$STAMPS"
+  echo "$hash" > "$STAMPS/$name"
+}
+
+ros_env() {
+  export AMENT_PREFIX_PATH=$VENV
+  export CMAKE_PREFIX_PATH=$VENV
+  export RMW_IMPLEMENTATION=${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}
+  # DDS stays on this machine (Kilted ignores ROS_LOCALHOST_ONLY).
+  export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
+  export PATH=$VENV/bin:$PATH
+}
+
+make_venv() {
+  local py; py=$(pick_python)
+  rm -rf "$VENV"
+  "$py" -m venv "$VENV"
+  "$VENV/bin/python" -m pip install -q --upgrade pip
+}
+
+pip_install() { "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$@"; }
+
+# The ros-* wheels were built in /opt/python/cp311-cp311 and their exported cmake files name that
+# interpreter's include directory and its numpy's; point them at this venv's.
+fix_cmake_exports() {
+  local pyinc npinc
+  pyinc=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
+  npinc=$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')
+  grep -rlZ --include='*.cmake' '/opt/python/cp311-cp311/' "$VENV/share" 2>/dev/null \
+    | xargs -0 -r sed -i \
+      -e "s#/opt/python/cp311-cp311/include/python3\.[0-9]*#$pyinc#g" \
+      -e "s#/opt/python/cp311-cp311/lib/python3\.[0-9]*/site-packages/numpy/_core/include#$npinc#g"
+}
+
+build_msgs() {
+  ros_env
+  rm -rf "$BUILD/robot_dynamics_msgs"
+  mkdir -p "$BUILD/robot_dynamics_msgs"
+  cmake -S "$ROOT/robot_dynamics_msgs" -B "$BUILD/robot_dynamics_msgs" \
+    -DCMAKE_INSTALL_PREFIX="$VENV" -DPython3_EXECUTABLE="$VENV/bin/python" \
+    -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release > "$BUILD/robot_dynamics_msgs.log" 2>&1 \
+  && cmake --build "$BUILD/robot_dynamics_msgs" --target install -j "$(nproc)" >> "$BUILD/robot_dynamics_msgs.log" 2>&1 \
+  || { tail -40 "$BUILD/robot_dynamics_msgs.log" >&2; say "building robot_dynamics_msgs failed (log: $BUILD/robot_dynamics_msgs.log)"; return 1; }
+}
+
+install_pkg() {
+  pip_install --no-deps --no-build-isolation --force-reinstall "$ROOT/robot_dynamics_ros"
+  # Compile the numba kernels once now, so that the first run (or the first test) does not pay it.
+  ros_env
+  "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d; d.warmup()'
+}
+
+setup() {
+  command -v cmake >/dev/null || { say "cmake is required (apt-get install cmake g++)"; return 1; }
+  command -v c++ >/dev/null || { say "a C++ compiler is required (apt-get install g++)"; return 1; }
+  if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c pass 2>/dev/null; then
+    rm -rf "$STAMPS"
+  fi
+  step venv v1 make_venv
+  step requirements "$(hash_inputs "$ROOT/requirements")" \
+    pip_install -r "$ROOT/requirements/runtime.txt" -r "$ROOT/requirements/build.txt" -r "$ROOT/requirements/test.txt"
+  step cmake-exports "$(cat "$STAMPS/requirements")" fix_cmake_exports
+  step msgs "$(hash_inputs "$ROOT/robot_dynamics_msgs") $(cat "$STAMPS/requirements")" build_msgs
+  step package "$(hash_inputs "$ROOT/robot_dynamics_ros" | cut -c1-64) $(cat "$STAMPS/msgs")" install_pkg
+}
+
+cmd=${1:-}
+[ $# -gt 0 ] && shift
+case "$cmd" in
+  setup) setup ;;
+  demo)
+    setup; ros_env
+    exec "$VENV/bin/robot-dynamics" torques --plot "${RDR_DEMO_PLOT:-$ROOT/torques_2r.png}" "$@" ;;
+  test)
+    setup; ros_env
+    cd "$ROOT"
+    exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@" robot_dynamics_ros/test ;;
+  bench)
+    setup; ros_env
+    cd "$ROOT"
+    for b in bench/bench_*.py; do say "$b"; "$VENV/bin/python" "$b" "$@"; done ;;
+  run)
+    setup; ros_env
+    exec "$@" ;;
+  *)
+    sed -n '2,9p' "$0" >&2; exit 2 ;;
+esac
