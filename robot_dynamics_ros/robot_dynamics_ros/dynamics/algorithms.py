@@ -1,7 +1,10 @@
 """The public algorithms: numpy in, numpy out, one state ``(n,)`` or a batch ``(K, n)``.
 
-These wrappers check shapes, turn ``f_ext`` dicts into body wrenches and call the compiled kernels
-(``kernels.py``) on the model's packed arrays and workspace. They allocate only the result.
+These wrappers call the compiled kernels (``kernels.py``) on the model's packed buffer and
+workspace and allocate only the result. The fast path hands C-contiguous float64 arrays straight
+to the kernels, whose explicit signatures reject anything else with TypeError; only then do the
+wrappers convert the inputs (lists, other dtypes, strided views, read-only arrays) and check their
+shapes, with an error that names the argument.
 """
 import numpy as np
 
@@ -11,41 +14,48 @@ _F64 = np.dtype(np.float64)
 
 
 def _state(model, x, name):
-    """x as a C-contiguous float64 (n,) or (K, n) array."""
-    if type(x) is not np.ndarray or x.dtype is not _F64 or not x.flags.c_contiguous:
-        x = np.ascontiguousarray(x, dtype=_F64)
+    """x as a writable C-contiguous float64 (n,) or (K, n) array, or ValueError naming it."""
+    try:
+        x = np.array(x, dtype=_F64, order='C', copy=not (
+            isinstance(x, np.ndarray) and x.flags.writeable and x.flags.c_contiguous
+            and x.dtype == _F64))
+    except (TypeError, ValueError) as e:
+        raise ValueError(f'{name} must be an array of numbers: {e}') from None
     if x.ndim not in (1, 2) or x.shape[-1] != model.n:
         raise ValueError(f'{name} must have shape ({model.n},) or (K, {model.n}) for '
                          f'{model.name}, got {x.shape}')
     return x
 
 
-def _like(model, x, q, name):
-    x = _state(model, x, name)
-    if x.shape != q.shape:
-        raise ValueError(f'{name} has shape {x.shape} but q has shape {q.shape}')
-    return x
+def _states(model, q, *others):
+    """q and the other (array, name) pairs converted and checked to have q's shape."""
+    q = _state(model, q, 'q')
+    out = [q]
+    for x, name in others:
+        x = _state(model, x, name)
+        if x.shape != q.shape:
+            raise ValueError(f'{name} has shape {x.shape} but q has shape {q.shape}')
+        out.append(x)
+    return out
 
 
 def _f_ext(model, f_ext, q):
-    """{link: [fx, fy, fz, tx, ty, tz] in the link frame} -> (n, 6) or (K, n, 6) body wrenches."""
-    if f_ext is None:
-        return None
-    if isinstance(f_ext, np.ndarray) and f_ext.shape == q.shape + (6,):
-        return np.ascontiguousarray(f_ext, dtype=_F64)   # already body wrenches [n; f]
+    """{link: [fx, fy, fz, tx, ty, tz] in the link frame} -> (n, 6) or (K, n, 6) body wrenches
+    [moment; force] about each body's origin, as the kernels take them."""
     out = np.zeros(q.shape + (6,))
+    if f_ext is None:
+        return out
     for link, wrench in f_ext.items():
         body, X = model.link_frame(link)
         w = np.asarray(wrench, dtype=_F64)
-        if w.shape[-1:] != (6,) or (w.ndim == 2 and q.ndim == 1) or w.ndim > 2 or (
-                w.ndim == 2 and w.shape[0] != q.shape[0]):
-            raise ValueError(f'f_ext["{link}"] must have shape (6,) or (K, 6), got {w.shape}')
+        if w.shape != q.shape[:-1] + (6,):
+            raise ValueError(f'f_ext["{link}"] must have shape {q.shape[:-1] + (6,)}, got {w.shape}')
         if not np.all(np.isfinite(w)):
             raise ValueError(f'f_ext["{link}"] is not finite')
         if body < 0:
             continue   # a wrench on the fixed base moves nothing
         f_link = np.concatenate([w[..., 3:], w[..., :3]], axis=-1)    # Featherstone [n; f]
-        out[..., body, :] += f_link @ X                              # X.T f, for each row
+        out[..., body, :] += f_link @ X                              # X^T f, row by row
     return out
 
 
@@ -54,62 +64,72 @@ def rnea(model, q, qd, qdd, f_ext=None):
 
     ``f_ext`` maps link names to the wrench ``[fx, fy, fz, tx, ty, tz]`` that the environment
     applies to that link, in the link frame, about the link origin."""
-    q = _state(model, q, 'q')
-    qd = _like(model, qd, q, 'qd')
-    qdd = _like(model, qdd, q, 'qdd')
+    if f_ext is None:
+        try:
+            tau = np.empty(model.n)
+            K.rnea_one(model._model, model._ws, q, qd, qdd, model._no_f_ext, tau)
+            return tau
+        except (TypeError, ValueError):   # not the fast path's types or shapes: check below
+            pass
+    q, qd, qdd = _states(model, q, (qd, 'qd'), (qdd, 'qdd'))
     fx = _f_ext(model, f_ext, q)
     tau = np.empty(q.shape)
-    if q.ndim == 1:
-        K.rnea_one(model._ji, model._body, model._a_grav, model._ws, q, qd, qdd, fx, tau)
-    else:
-        K.rnea_batch(model._ji, model._body, model._a_grav, model._ws, q, qd, qdd, fx, tau)
+    (K.rnea_one if q.ndim == 1 else K.rnea_batch)(model._model, model._ws, q, qd, qdd, fx, tau)
     return tau
 
 
 def gravity_torques(model, q):
     """g(q): the torques that hold the arm still against gravity."""
-    q = _state(model, q, 'q')
+    try:
+        tau = np.empty(model.n)
+        K.gravity_one(model._model, model._ws, q, tau)
+        return tau
+    except (TypeError, ValueError):   # not the fast path's types or shapes: check below
+        pass
+    q, = _states(model, q)
     tau = np.empty(q.shape)
-    if q.ndim == 1:
-        K.rnea_one(model._ji, model._body, model._a_grav, model._ws, q, None, None, None, tau)
-    else:
-        K.rnea_batch(model._ji, model._body, model._a_grav, model._ws, q, None, None, None, tau)
+    (K.gravity_one if q.ndim == 1 else K.gravity_batch)(model._model, model._ws, q, tau)
     return tau
 
 
 def bias_torques(model, q, qd):
     """c(q, qd) + g(q): Coriolis, centrifugal and gravity torques (RNEA with qdd = 0)."""
-    q = _state(model, q, 'q')
-    qd = _like(model, qd, q, 'qd')
-    tau = np.empty(q.shape)
-    if q.ndim == 1:
-        K.rnea_one(model._ji, model._body, model._a_grav, model._ws, q, qd, None, None, tau)
-    else:
-        K.rnea_batch(model._ji, model._body, model._a_grav, model._ws, q, qd, None, None, tau)
-    return tau
+    try:
+        tau = np.empty(model.n)
+        K.rnea_one(model._model, model._ws, q, qd, model._zeros, model._no_f_ext, tau)
+        return tau
+    except (TypeError, ValueError):   # not the fast path's types or shapes: check below
+        pass
+    q, qd = _states(model, q, (qd, 'qd'))
+    return rnea(model, q, qd, np.zeros(q.shape))
 
 
 def crba(model, q):
     """The joint-space mass matrix M(q) (symmetric), by the composite-rigid-body algorithm."""
-    q = _state(model, q, 'q')
+    try:
+        H = np.zeros((model.n, model.n))
+        K.crba_one(model._model, model._ws, q, H)
+        return H
+    except (TypeError, ValueError):   # not the fast path's types or shapes: check below
+        pass
+    q, = _states(model, q)
     H = np.zeros(q.shape + (model.n,))
-    if q.ndim == 1:
-        K.crba_one(model._ji, model._body, model._ws, q, H)
-    else:
-        K.crba_batch(model._ji, model._body, model._ws, q, H)
+    (K.crba_one if q.ndim == 1 else K.crba_batch)(model._model, model._ws, q, H)
     return H
 
 
 def aba(model, q, qd, tau, f_ext=None):
     """Joint accelerations qdd = M(q)^-1 (tau - c(q, qd) - g(q) + J^T f_ext), by the
     articulated-body algorithm. ``f_ext`` as in ``rnea``."""
-    q = _state(model, q, 'q')
-    qd = _like(model, qd, q, 'qd')
-    tau = _like(model, tau, q, 'tau')
+    if f_ext is None:
+        try:
+            qdd = np.empty(model.n)
+            K.aba_one(model._model, model._ws, q, qd, tau, model._no_f_ext, qdd)
+            return qdd
+        except (TypeError, ValueError):   # not the fast path's types or shapes: check below
+            pass
+    q, qd, tau = _states(model, q, (qd, 'qd'), (tau, 'tau'))
     fx = _f_ext(model, f_ext, q)
     qdd = np.empty(q.shape)
-    if q.ndim == 1:
-        K.aba_one(model._ji, model._body, model._a_grav, model._ws, q, qd, tau, fx, qdd)
-    else:
-        K.aba_batch(model._ji, model._body, model._a_grav, model._ws, q, qd, tau, fx, qdd)
+    (K.aba_one if q.ndim == 1 else K.aba_batch)(model._model, model._ws, q, qd, tau, fx, qdd)
     return qdd

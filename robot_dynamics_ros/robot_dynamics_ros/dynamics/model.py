@@ -11,24 +11,18 @@ transform from the parent body's frame to the joint's frame at q = 0) and spatia
 ``[angular; linear]``, force ``[moment; force]``.
 
 The model is immutable (its arrays are read-only) except ``gravity``. The compiled kernels read a
-packed copy of these arrays (``_ji``, ``_body``, ``_a_grav``) and a per-model workspace ``_ws``;
-a model is therefore not to be used from two threads at once (``copy()`` gives each thread its own).
+packed copy of these arrays (``_model``, see ``kernels.py``) and write a per-model
+workspace ``_ws``; a model is therefore not to be used from two threads at once (``copy()`` gives
+each thread its own).
 """
 import math
 
 import numpy as np
 
+from . import kernels
+
 REVOLUTE = 0
 PRISMATIC = 1
-
-# Rows of the packed per-body table ``_body`` (shape (n, BODY_ROWS, 6)) that the kernels read.
-ROW_S = 0          # motion subspace S (6)
-ROW_XTREE = 1      # rows 1..6: Xtree, a 6x6 Pluecker transform parent -> joint frame
-ROW_I = 7          # rows 7..12: spatial inertia I (6x6)
-ROW_AXIS = 13      # joint axis in the joint frame (first 3 entries)
-BODY_ROWS = 14
-# Rows of the per-model workspace ``_ws`` (shape (n, WS_ROWS, 6)).
-WS_ROWS = 33
 
 
 def _rpy_matrix(rpy):
@@ -167,18 +161,9 @@ class RobotModel:
         self.friction = _frozen(np.asarray(friction, dtype=float).reshape(n))
         self._index = {name: i for i, name in enumerate(self.joint_names)}
 
-        # The packed arrays the kernels read (see ROW_*), and the workspace they write.
-        ji = np.zeros((2, n), dtype=np.int64)
-        ji[0] = self.parent
-        ji[1] = self.jtype
-        body = np.zeros((n, BODY_ROWS, 6))
-        body[:, ROW_S] = self.S
-        body[:, ROW_XTREE:ROW_XTREE + 6] = self.Xtree
-        body[:, ROW_I:ROW_I + 6] = self.I
-        body[:, ROW_AXIS, :3] = self.axis
-        self._ji = _frozen(ji)
-        self._body = _frozen(body)
-        self._ws = np.zeros((n, WS_ROWS, 6))
+        self._ws = kernels.workspace(n)
+        self._zeros = np.zeros(n)               # qdd of bias_torques
+        self._no_f_ext = np.zeros((n, 6))       # f_ext when there is none
         self.gravity = gravity
 
     # ----------------------------------------------------------------------------------------
@@ -195,7 +180,16 @@ class RobotModel:
         self._gravity = g.copy()
         a_grav = np.zeros(6)
         a_grav[3:] = g
-        self._a_grav = _frozen(a_grav)
+        self.a_grav = _frozen(a_grav)
+        # The flat buffer the compiled kernels read: Xtree as (E, r), I as (m, h = m c, Ibar).
+        E = self.Xtree[:, :3, :3]
+        rx = -np.transpose(E, (0, 2, 1)) @ self.Xtree[:, 3:, :3]
+        rtree = np.stack([rx[:, 2, 1], rx[:, 0, 2], rx[:, 1, 0]], axis=1)
+        I = self.I
+        mass = I[:, 5, 5]
+        h = np.stack([I[:, 2, 4], I[:, 0, 5], I[:, 1, 3]], axis=1)
+        self._model = _frozen(kernels.pack_model(self.parent, self.jtype, self.S, E, rtree,
+                                                  self.axis, mass, h, I[:, :3, :3], a_grav))
 
     def index(self, joint_name):
         """Position of a movable joint in q, qd, qdd and tau."""
@@ -216,6 +210,8 @@ class RobotModel:
         other = object.__new__(RobotModel)
         other.__dict__.update(self.__dict__)
         other._ws = np.zeros_like(self._ws)
+        other._zeros = np.zeros_like(self._zeros)
+        other._no_f_ext = np.zeros_like(self._no_f_ext)
         return other
 
     @property

@@ -1,79 +1,71 @@
-"""Spatial-vector helpers for the compiled kernels (Featherstone, "Rigid Body Dynamics Algorithms").
+"""Spatial-algebra helpers for the compiled kernels (Featherstone, "Rigid Body Dynamics Algorithms").
 
-Every helper writes into ``out`` (no allocation) and is inlined into the kernels. Motion vectors are
-``[angular; linear]``, force vectors ``[moment; force]``; X is a 6x6 Pluecker motion transform, so
-``X @ m`` moves a motion vector and ``X.T @ f`` moves a force vector the other way.
+Motion vectors are ``[angular; linear]``, force vectors ``[moment; force]``. A Pluecker transform
+X = [E 0; -E rx E] is kept as a 4x3 array ``[E; r]``: its rotation ``E`` and translation ``r``,
+which is what makes these helpers cheap (Featherstone sec. 2.8; Pinocchio's SE3 does the same). A
+spatial inertia is kept as a 4x4 array ``[Ibar h; h^T m]``: mass ``m``, first moment ``h = m c`` and
+rotational inertia ``Ibar`` about the body origin (Featherstone eq. 2.63). Every helper writes into
+``out`` and allocates nothing.
 """
 import math
 
 from numba import njit
 
-_jit = njit(cache=True, inline='always', fastmath=False, error_model='numpy')
+_inline = njit(cache=True, error_model='numpy')
 
 
-@_jit
-def set6(out, x):
-    for k in range(6):
-        out[k] = x[k]
-
-
-@_jit
-def scale6(out, x, s):
-    """out = x * s"""
-    for k in range(6):
-        out[k] = x[k] * s
-
-
-@_jit
+@_inline
 def dot6(x, y):
     return (x[0] * y[0] + x[1] * y[1] + x[2] * y[2]
             + x[3] * y[3] + x[4] * y[4] + x[5] * y[5])
 
 
-@_jit
-def matvec6(out, A, x):
-    """out = A @ x"""
-    for r in range(6):
-        out[r] = (A[r, 0] * x[0] + A[r, 1] * x[1] + A[r, 2] * x[2]
-                  + A[r, 3] * x[3] + A[r, 4] * x[4] + A[r, 5] * x[5])
+@_inline
+def Xmotion(out, X, m):
+    """out = X m:  w' = E w,  v' = E (v - r x w)."""
+    E, r = X, X[3]
+    w0, w1, w2 = m[0], m[1], m[2]
+    u0 = m[3] - (r[1] * w2 - r[2] * w1)
+    u1 = m[4] - (r[2] * w0 - r[0] * w2)
+    u2 = m[5] - (r[0] * w1 - r[1] * w0)
+    for k in range(3):
+        out[k] = E[k, 0] * w0 + E[k, 1] * w1 + E[k, 2] * w2
+        out[k + 3] = E[k, 0] * u0 + E[k, 1] * u1 + E[k, 2] * u2
 
 
-@_jit
-def matvec6_add(out, A, x):
-    """out += A @ x"""
-    for r in range(6):
-        out[r] += (A[r, 0] * x[0] + A[r, 1] * x[1] + A[r, 2] * x[2]
-                   + A[r, 3] * x[3] + A[r, 4] * x[4] + A[r, 5] * x[5])
+@_inline
+def XTforce_add(out, X, f):
+    """out += X^T f:  f' = E^T f,  n' = E^T n + r x f'."""
+    E, r = X, X[3]
+    n0, n1, n2, g0, g1, g2 = f[0], f[1], f[2], f[3], f[4], f[5]
+    F0 = E[0, 0] * g0 + E[1, 0] * g1 + E[2, 0] * g2
+    F1 = E[0, 1] * g0 + E[1, 1] * g1 + E[2, 1] * g2
+    F2 = E[0, 2] * g0 + E[1, 2] * g1 + E[2, 2] * g2
+    out[0] += E[0, 0] * n0 + E[1, 0] * n1 + E[2, 0] * n2 + r[1] * F2 - r[2] * F1
+    out[1] += E[0, 1] * n0 + E[1, 1] * n1 + E[2, 1] * n2 + r[2] * F0 - r[0] * F2
+    out[2] += E[0, 2] * n0 + E[1, 2] * n1 + E[2, 2] * n2 + r[0] * F1 - r[1] * F0
+    out[3] += F0
+    out[4] += F1
+    out[5] += F2
 
 
-@_jit
-def matTvec6_add(out, A, x):
-    """out += A.T @ x"""
-    for c in range(6):
-        out[c] += (A[0, c] * x[0] + A[1, c] * x[1] + A[2, c] * x[2]
-                   + A[3, c] * x[3] + A[4, c] * x[4] + A[5, c] * x[5])
+@_inline
+def Imul(out, I, v):
+    """out = I v:  [Ibar w + h x u;  m u - h x w]."""
+    Ibar, m = I, I[3, 3]
+    h0, h1, h2 = I[0, 3], I[1, 3], I[2, 3]
+    w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
+    out[0] = Ibar[0, 0] * w0 + Ibar[0, 1] * w1 + Ibar[0, 2] * w2 + h1 * u2 - h2 * u1
+    out[1] = Ibar[1, 0] * w0 + Ibar[1, 1] * w1 + Ibar[1, 2] * w2 + h2 * u0 - h0 * u2
+    out[2] = Ibar[2, 0] * w0 + Ibar[2, 1] * w1 + Ibar[2, 2] * w2 + h0 * u1 - h1 * u0
+    out[3] = m * u0 - (h1 * w2 - h2 * w1)
+    out[4] = m * u1 - (h2 * w0 - h0 * w2)
+    out[5] = m * u2 - (h0 * w1 - h1 * w0)
 
 
-@_jit
-def congruence_add(out, X, A, tmp):
-    """out += X.T @ A @ X (tmp: a 6x6 scratch)."""
-    for r in range(6):
-        for c in range(6):
-            s = 0.0
-            for k in range(6):
-                s += A[r, k] * X[k, c]
-            tmp[r, c] = s
-    for r in range(6):
-        for c in range(6):
-            s = 0.0
-            for k in range(6):
-                s += X[k, r] * tmp[k, c]
-            out[r, c] += s
-
-
-@_jit
+@_inline
 def crm_add(out, v, m, s):
-    """out += crm(v) @ m * s  (the spatial motion cross product v x m)."""
+    """out += (v x m) s, the spatial motion cross product crm(v) m scaled by s."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
     out[0] += (w1 * m[2] - w2 * m[1]) * s
     out[1] += (w2 * m[0] - w0 * m[2]) * s
@@ -83,9 +75,9 @@ def crm_add(out, v, m, s):
     out[5] += (w0 * m[4] - w1 * m[3] + u0 * m[1] - u1 * m[0]) * s
 
 
-@_jit
+@_inline
 def crf_add(out, v, f):
-    """out += crf(v) @ f  (the spatial force cross product v x* f)."""
+    """out += v x* f, the spatial force cross product crf(v) f."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
     out[0] += w1 * f[2] - w2 * f[1] + u1 * f[5] - u2 * f[4]
     out[1] += w2 * f[0] - w0 * f[2] + u2 * f[3] - u0 * f[5]
@@ -95,34 +87,88 @@ def crf_add(out, v, f):
     out[5] += w0 * f[4] - w1 * f[3]
 
 
-@_jit
-def jcalc_Xup(Xup, jtype, axis, q, Xtree):
-    """Xup = XJ(q) @ Xtree: the transform from the parent body to this body (spatial_v2 jcalc).
-
-    Revolute: XJ = rot(axis, q). Prismatic: XJ = xlt(axis * q)."""
+@_inline
+def jcalc(Xup, jtype, axis, q, Xtree):
+    """Xup = XJ(q) Xtree (spatial_v2 ``jcalc``). Revolute: XJ = rot(axis, q);
+    prismatic: XJ = xlt(axis q)."""
+    E, r, Etree, rtree = Xup, Xup[3], Xtree, Xtree[3]
     if jtype == 0:
-        # E = R(axis, q)^T (Rodrigues), the coordinate rotation of the joint.
+        # E_J = R(axis, q)^T (Rodrigues); E = E_J Etree, r = rtree
         c, s = math.cos(q), math.sin(q)
         t = 1.0 - c
         kx, ky, kz = axis[0], axis[1], axis[2]
-        E00, E01, E02 = c + t * kx * kx, t * kx * ky + s * kz, t * kx * kz - s * ky
-        E10, E11, E12 = t * kx * ky - s * kz, c + t * ky * ky, t * ky * kz + s * kx
-        E20, E21, E22 = t * kx * kz + s * ky, t * ky * kz - s * kx, c + t * kz * kz
-        # Xup = [E 0; 0 E] @ Xtree
-        for cc in range(6):
-            for blk in range(0, 6, 3):
-                x0, x1, x2 = Xtree[blk, cc], Xtree[blk + 1, cc], Xtree[blk + 2, cc]
-                Xup[blk, cc] = E00 * x0 + E01 * x1 + E02 * x2
-                Xup[blk + 1, cc] = E10 * x0 + E11 * x1 + E12 * x2
-                Xup[blk + 2, cc] = E20 * x0 + E21 * x1 + E22 * x2
+        J00, J01, J02 = c + t * kx * kx, t * kx * ky + s * kz, t * kx * kz - s * ky
+        J10, J11, J12 = t * kx * ky - s * kz, c + t * ky * ky, t * ky * kz + s * kx
+        J20, J21, J22 = t * kx * kz + s * ky, t * ky * kz - s * kx, c + t * kz * kz
+        for k in range(3):
+            x0, x1, x2 = Etree[0, k], Etree[1, k], Etree[2, k]
+            E[0, k] = J00 * x0 + J01 * x1 + J02 * x2
+            E[1, k] = J10 * x0 + J11 * x1 + J12 * x2
+            E[2, k] = J20 * x0 + J21 * x1 + J22 * x2
+            r[k] = rtree[k]
     else:
-        # Xup = [1 0; -rx 1] @ Xtree with r = axis * q
-        r0, r1, r2 = axis[0] * q, axis[1] * q, axis[2] * q
-        for cc in range(6):
-            x0, x1, x2 = Xtree[0, cc], Xtree[1, cc], Xtree[2, cc]
-            Xup[0, cc] = x0
-            Xup[1, cc] = x1
-            Xup[2, cc] = x2
-            Xup[3, cc] = Xtree[3, cc] + r2 * x1 - r1 * x2
-            Xup[4, cc] = Xtree[4, cc] + r0 * x2 - r2 * x0
-            Xup[5, cc] = Xtree[5, cc] + r1 * x0 - r0 * x1
+        # E = Etree, r = rtree + Etree^T (axis q)
+        for k in range(3):
+            E[0, k] = Etree[0, k]
+            E[1, k] = Etree[1, k]
+            E[2, k] = Etree[2, k]
+            r[k] = rtree[k] + (Etree[0, k] * axis[0] + Etree[1, k] * axis[1]
+                               + Etree[2, k] * axis[2]) * q
+
+
+@_inline
+def plux6(X, Xup):
+    """The 6x6 matrix [E 0; -E rx E] of Xup = [E; r]."""
+    E, r = Xup, Xup[3]
+    for i in range(3):
+        for j in range(3):
+            X[i, j] = E[i, j]
+            X[i + 3, j + 3] = E[i, j]
+            X[i, j + 3] = 0.0
+        # lower left block: -E rx
+        X[i + 3, 0] = -(E[i, 1] * r[2] - E[i, 2] * r[1])
+        X[i + 3, 1] = -(E[i, 2] * r[0] - E[i, 0] * r[2])
+        X[i + 3, 2] = -(E[i, 0] * r[1] - E[i, 1] * r[0])
+
+
+@_inline
+def inertia6(out, I):
+    """The 6x6 spatial inertia [Ibar hx; hx^T m1] of I = [Ibar h; h^T m]."""
+    Ibar, m, h = I, I[3, 3], I[:3, 3]
+    for i in range(3):
+        for j in range(3):
+            out[i, j] = Ibar[i, j]
+            out[i + 3, j + 3] = m if i == j else 0.0
+    out[0, 3], out[0, 4], out[0, 5] = 0.0, -h[2], h[1]
+    out[1, 3], out[1, 4], out[1, 5] = h[2], 0.0, -h[0]
+    out[2, 3], out[2, 4], out[2, 5] = -h[1], h[0], 0.0
+    for i in range(3):
+        for j in range(3):
+            out[i + 3, j] = out[j, i + 3]
+
+
+@_inline
+def matvec6(out, A, x):
+    """out = A x"""
+    for i in range(6):
+        out[i] = (A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2]
+                  + A[i, 3] * x[3] + A[i, 4] * x[4] + A[i, 5] * x[5])
+
+
+@_inline
+def congruence_add(out, X, A, T):
+    """out += X^T A X for 6x6 X, A (T: 6x6 scratch)."""
+    for i in range(6):
+        for j in range(6):
+            s = 0.0
+            for k in range(6):
+                s += A[i, k] * X[k, j]
+            T[i, j] = s
+    for i in range(6):
+        for j in range(i, 6):
+            s = 0.0
+            for k in range(6):
+                s += X[k, i] * T[k, j]
+            out[i, j] += s
+            if j != i:
+                out[j, i] += s
