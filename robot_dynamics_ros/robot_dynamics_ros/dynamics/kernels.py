@@ -16,16 +16,16 @@ Batches loop over a leading axis in compiled code.
 """
 import numpy as np
 from numba import njit, types
+from numba.extending import intrinsic
 
-from .spatial import (XTforce_add, Xmotion, congruence_add, crf_add, crm_add, dot6, Imul,
-                      inertia6, jcalc, matvec6, plux6)
+from .spatial import (XTforce_add, XTIX_add, Xmotion, congruence_add, crf_add, crm_add, dot6,
+                      Imul, inertia6, jcalc, matvec6, plux6)
 
 # ---- the packed layouts -------------------------------------------------------------------------
 # model buffer: parent, jtype (2,n) | S (n,6) | Xtree (n,4,3) = [E; r] | axis (n,3)
 #               | I (n,4,4) = [Ibar h; h^T m] | a_grav (6)
 # workspace:    Xup (n,4,3) | v, a, f (n,6) | t (2,6) | IA (n,6,6) | pA, U, c (n,6) | du (n,2)
 #               | X (n,6,6) | T (6,6)
-_MODEL_PER_BODY = 6 + 12 + 3 + 16
 _WS_PER_BODY = 12 + 18 + 36 + 18 + 2 + 36
 
 
@@ -49,20 +49,34 @@ def workspace(n):
     return np.zeros(n * _WS_PER_BODY + 12 + 36)
 
 
-@njit(cache=True, inline='always')
-def _model(model, n):
-    """parent, jtype, S, Xtree, axis, I, a_grav: views into the packed model."""
-    pj = model[:2 * n].reshape((2, n))
-    o = 2 * n
-    S = model[o:o + 6 * n].reshape((n, 6))
-    o += 6 * n
-    Xtree = model[o:o + 12 * n].reshape((n, 4, 3))
-    o += 12 * n
-    axis = model[o:o + 3 * n].reshape((n, 3))
-    o += 3 * n
-    I = model[o:o + 16 * n].reshape((n, 4, 4))
-    o += 16 * n
-    return pj[0], pj[1], S, Xtree, axis, I, model[o:o + 6]
+@intrinsic
+def _view(typingctx, buf, offset, shape):
+    """A C-contiguous view of ``buf`` starting at ``buf.flat[offset]``, of the given shape.
+
+    ``reshape`` would do, but it calls into numba's C helpers (~20 ns a view, a dozen views a
+    call); this builds the array struct in place and costs nothing. No bounds check: the layouts
+    above fix every offset and shape from n."""
+    ndim = len(shape)
+    retty = types.Array(buf.dtype, ndim, 'C')
+
+    def codegen(context, builder, signature, args):
+        from numba.core import cgutils
+        from numba.np.arrayobj import make_array, populate_array
+        src = make_array(signature.args[0])(context, builder, args[0])
+        dims = cgutils.unpack_tuple(builder, args[2], ndim)
+        intp = context.get_value_type(types.intp)
+        itemsize = context.get_constant(types.intp, context.get_abi_sizeof(
+            context.get_data_type(buf.dtype)))
+        strides, stride = [], itemsize
+        for dim in reversed(dims):
+            strides.insert(0, stride)
+            stride = builder.mul(stride, builder.sext(dim, intp) if dim.type != intp else dim)
+        out = make_array(retty)(context, builder)
+        populate_array(out, data=builder.gep(src.data, [args[1]]),
+                       shape=[builder.sext(d, intp) if d.type != intp else d for d in dims],
+                       strides=strides, itemsize=itemsize, meminfo=None)
+        return out._getvalue()
+    return retty(buf, offset, shape), codegen
 
 
 @njit(cache=True, inline='always')
@@ -71,35 +85,40 @@ def _nbodies(model):
 
 
 @njit(cache=True, inline='always')
+def _model(model, n):
+    """parent, jtype, S, Xtree, axis, I, a_grav: views into the packed model."""
+    pj = _view(model, 0, (2, n))
+    S = _view(model, 2 * n, (n, 6))
+    Xtree = _view(model, 8 * n, (n, 4, 3))
+    axis = _view(model, 20 * n, (n, 3))
+    I = _view(model, 23 * n, (n, 4, 4))
+    return pj[0], pj[1], S, Xtree, axis, I, _view(model, 39 * n, (6,))
+
+
+@njit(cache=True, inline='always')
 def _ws_rnea(ws, n):
     """Xup, v, a, f (per body), t (2x6 scratch): views into the workspace."""
-    Xup = ws[:12 * n].reshape((n, 4, 3))
-    vaf = ws[12 * n:30 * n].reshape((3, n, 6))
-    t = ws[30 * n:30 * n + 12].reshape((2, 6))
-    return Xup, vaf[0], vaf[1], vaf[2], t
+    vaf = _view(ws, 12 * n, (3, n, 6))
+    return _view(ws, 0, (n, 4, 3)), vaf[0], vaf[1], vaf[2], _view(ws, 30 * n, (2, 6))
 
 
 @njit(cache=True, inline='always')
 def _ws_aba(ws, n):
     """IA, pA, U, c, du (d = du[:, 0], u = du[:, 1]), X (Xup as 6x6), T (6x6 scratch)."""
     o = 30 * n + 12
-    IA = ws[o:o + 36 * n].reshape((n, 6, 6))
-    o += 36 * n
-    pUc = ws[o:o + 18 * n].reshape((3, n, 6))
-    o += 18 * n
-    du = ws[o:o + 2 * n].reshape((n, 2))
-    o += 2 * n
-    X = ws[o:o + 36 * n].reshape((n, 6, 6))
-    o += 36 * n
-    return IA, pUc[0], pUc[1], pUc[2], du, X, ws[o:o + 36].reshape((6, 6))
+    pUc = _view(ws, o + 36 * n, (3, n, 6))
+    return (_view(ws, o, (n, 6, 6)), pUc[0], pUc[1], pUc[2], _view(ws, o + 54 * n, (n, 2)),
+            _view(ws, o + 56 * n, (n, 6, 6)), _view(ws, o + 92 * n, (6, 6)))
 
 
 # ---- the algorithms, in spatial_v2's terms ------------------------------------------------------
 
 @njit(cache=True)
-def ID(parent, jtype, S, Xtree, axis, I, a_grav, Xup, v, a, f, t, q, qd, qdd, f_ext, tau):
+def ID(model, ws, q, qd, qdd, f_ext, tau):
     """tau = ID(model, q, qd, qdd, f_ext), the recursive Newton-Euler algorithm (``ID.m``)."""
-    n = parent.shape[0]
+    n = tau.shape[0]
+    parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
+    Xup, v, a, f, t = _ws_rnea(ws, n)
     for k in range(6):
         t[0, k] = -a_grav[k]
     for i in range(n):
@@ -137,19 +156,23 @@ def ID(parent, jtype, S, Xtree, axis, I, a_grav, Xup, v, a, f, t, q, qd, qdd, f_
 
 
 @njit(cache=True)
-def HandC_H(parent, jtype, S, Xtree, axis, I, Xup, X, IC, fh, t, T, q, H):
+def HandC_H(model, ws, q, H):
     """H(q), the joint-space mass matrix, by the composite-rigid-body algorithm (``HandC.m``)."""
-    n = parent.shape[0]
+    n = H.shape[0]
+    parent, jtype, S, Xtree, axis, I, _ = _model(model, n)
+    Xup, _, _, fh, t = _ws_rnea(ws, n)
+    IC = _view(ws, 30 * n + 12, (n, 4, 4))     # composite inertias, [Ibar h; h^T m] like I
     for i in range(n):
         jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])
-        plux6(X[i], Xup[i])
-        inertia6(IC[i], I[i])                                           # IC[i] = I[i]
+        for j in range(4):                                              # IC[i] = I[i]
+            for k in range(4):
+                IC[i, j, k] = I[i, j, k]
     for i in range(n - 1, -1, -1):
         p = int(parent[i])
         if p >= 0:
-            congruence_add(IC[p], X[i], IC[i], T)                       # IC[p] += Xup^T IC Xup
+            XTIX_add(IC[p], Xup[i], IC[i])                              # IC[p] += Xup^T IC Xup
     for i in range(n):
-        matvec6(fh[i], IC[i], S[i])                                     # fh = IC[i] S[i]
+        Imul(fh[i], IC[i], S[i])                                        # fh = IC[i] S[i]
         H[i, i] = dot6(S[i], fh[i])
         j = i
         while parent[j] >= 0:
@@ -164,10 +187,12 @@ def HandC_H(parent, jtype, S, Xtree, axis, I, Xup, X, IC, fh, t, T, q, H):
 
 
 @njit(cache=True)
-def FDab(parent, jtype, S, Xtree, axis, I, a_grav, Xup, v, a, t, IA, pA, U, c, du, X, T,
-         q, qd, tau, f_ext, qdd):
+def FDab(model, ws, q, qd, tau, f_ext, qdd):
     """qdd = FD(model, q, qd, tau, f_ext), the articulated-body algorithm (``FDab.m``)."""
-    n = parent.shape[0]
+    n = qdd.shape[0]
+    parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
+    Xup, v, a, _, t = _ws_rnea(ws, n)
+    IA, pA, U, c, du, X, T = _ws_aba(ws, n)
     for i in range(n):
         jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])              # Xup[i] = XJ Xtree[i]
         p = int(parent[i])
@@ -222,18 +247,17 @@ def FDab(parent, jtype, S, Xtree, axis, I, a_grav, Xup, v, a, t, IA, pA, U, c, d
             a[i, k] += S[i, k] * qdd[i]
 
 
-# ---- entry points: unpack the model and workspace once, check shapes, run -----------------------
+# ---- entry points: check shapes, run; batches loop in compiled code ----------------------------
 # Explicit signatures: compiled (or loaded from numba's cache) at import, and a call with other
 # types (a list, int64, a strided view, ...) raises TypeError at once instead of compiling; the
 # wrappers in algorithms.py then convert and call again.
 
 _RO1 = types.Array(types.float64, 1, 'C', readonly=True)
 _V = {d: types.Array(types.float64, d, 'C') for d in (1, 2, 3)}
-_NONE = types.none
 
 
 def _sig(*dims):
-    return types.void(_RO1, _V[1], *[_NONE if d is None else _V[d] for d in dims])
+    return types.void(_RO1, _V[1], *[_V[d] for d in dims])
 
 
 @njit(cache=True, inline='always')
@@ -243,96 +267,82 @@ def _check(n, x):
 
 
 @njit(cache=True, inline='always')
+def _check_dims(x, rows, cols):
+    if x.shape[-2] != rows or x.shape[-1] != cols:
+        raise ValueError('f_ext must be (n, 6) and H (n, n)')
+
+
+@njit(cache=True, inline='always')
 def _check_batch(x, y):
     if x.shape[0] != y.shape[0]:
         raise ValueError('batch arrays must have the same length')
 
 
+@njit(cache=True, inline='always')
+def _row(x, k):
+    """x[k] of a C-contiguous batch, as a view that costs nothing."""
+    return _view(x, k * (x.size // x.shape[0]), x.shape[1:])
+
+
 @njit([_sig(1, 1, 1, 2, 1)], cache=True)
 def rnea_one(model, ws, q, qd, qdd, f_ext, tau):
     n = _nbodies(model)
-    parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
-    _check(n, q), _check(n, qd), _check(n, qdd), _check(n, tau), _check(6, f_ext), _check(n, f_ext.T)
-    Xup, v, a, f, t = _ws_rnea(ws, n)
-    ID(parent, jtype, S, Xtree, axis, I, a_grav, Xup, v, a, f, t, q, qd, qdd, f_ext, tau)
+    _check(n, q), _check(n, qd), _check(n, qdd), _check(n, tau), _check_dims(f_ext, n, 6)
+    ID(model, ws, q, qd, qdd, f_ext, tau)
 
 
 @njit([_sig(1, 1)], cache=True)
 def gravity_one(model, ws, q, tau):
     n = _nbodies(model)
-    parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
     _check(n, q), _check(n, tau)
-    Xup, v, a, f, t = _ws_rnea(ws, n)
-    ID(parent, jtype, S, Xtree, axis, I, a_grav, Xup, v, a, f, t, q, None, None, None, tau)
+    ID(model, ws, q, None, None, None, tau)
 
 
 @njit([_sig(1, 2)], cache=True)
 def crba_one(model, ws, q, H):
     n = _nbodies(model)
-    parent, jtype, S, Xtree, axis, I, _ = _model(model, n)
-    _check(n, q), _check(n, H), _check(n, H.T)
-    Xup, _, _, fh, t = _ws_rnea(ws, n)
-    IC, _, _, _, _, X, T = _ws_aba(ws, n)
-    HandC_H(parent, jtype, S, Xtree, axis, I, Xup, X, IC, fh, t, T, q, H)
+    _check(n, q), _check_dims(H, n, n)
+    HandC_H(model, ws, q, H)
 
 
 @njit([_sig(1, 1, 1, 2, 1)], cache=True)
 def aba_one(model, ws, q, qd, tau, f_ext, qdd):
     n = _nbodies(model)
-    parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
-    _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check(6, f_ext), _check(n, f_ext.T)
-    Xup, v, a, _, t = _ws_rnea(ws, n)
-    IA, pA, U, c, du, X, T = _ws_aba(ws, n)
-    FDab(parent, jtype, S, Xtree, axis, I, a_grav, Xup, v, a, t, IA, pA, U, c, du, X, T,
-         q, qd, tau, f_ext, qdd)
+    _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)
+    FDab(model, ws, q, qd, tau, f_ext, qdd)
 
-
-# ---- batches: the same algorithms over a leading axis, looped in compiled code ---------------
 
 @njit([_sig(2, 2, 2, 3, 2)], cache=True)
 def rnea_batch(model, ws, q, qd, qdd, f_ext, tau):
     n = _nbodies(model)
-    parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
-    _check(n, q), _check(n, qd), _check(n, qdd), _check(n, tau), _check(6, f_ext)
-    _check(n, f_ext[:, :, 0]), _check_batch(q, qd), _check_batch(q, qdd), _check_batch(q, tau)
+    _check(n, q), _check(n, qd), _check(n, qdd), _check(n, tau), _check_dims(f_ext, n, 6)
+    _check_batch(q, qd), _check_batch(q, qdd), _check_batch(q, tau)
     _check_batch(q, f_ext)
-    Xup, v, a, f, t = _ws_rnea(ws, n)
     for k in range(q.shape[0]):
-        ID(parent, jtype, S, Xtree, axis, I, a_grav, Xup, v, a, f, t, q[k], qd[k], qdd[k],
-           f_ext[k], tau[k])
+        ID(model, ws, _row(q, k), _row(qd, k), _row(qdd, k), _row(f_ext, k), _row(tau, k))
 
 
 @njit([_sig(2, 2)], cache=True)
 def gravity_batch(model, ws, q, tau):
     n = _nbodies(model)
-    parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
     _check(n, q), _check(n, tau), _check_batch(q, tau)
-    Xup, v, a, f, t = _ws_rnea(ws, n)
     for k in range(q.shape[0]):
-        ID(parent, jtype, S, Xtree, axis, I, a_grav, Xup, v, a, f, t, q[k], None, None, None,
-           tau[k])
+        ID(model, ws, _row(q, k), None, None, None, _row(tau, k))
 
 
 @njit([_sig(2, 3)], cache=True)
 def crba_batch(model, ws, q, H):
     n = _nbodies(model)
-    parent, jtype, S, Xtree, axis, I, _ = _model(model, n)
-    _check(n, q), _check(n, H), _check(n, H[:, :, 0]), _check_batch(q, H)
-    Xup, _, _, fh, t = _ws_rnea(ws, n)
-    IC, _, _, _, _, X, T = _ws_aba(ws, n)
+    _check(n, q), _check_dims(H, n, n), _check_batch(q, H)
     for k in range(q.shape[0]):
-        HandC_H(parent, jtype, S, Xtree, axis, I, Xup, X, IC, fh, t, T, q[k], H[k])
+        HandC_H(model, ws, _row(q, k), _row(H, k))
 
 
 @njit([_sig(2, 2, 2, 3, 2)], cache=True)
 def aba_batch(model, ws, q, qd, tau, f_ext, qdd):
     n = _nbodies(model)
-    parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
-    _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check(6, f_ext)
-    _check(n, f_ext[:, :, 0]), _check_batch(q, qd), _check_batch(q, tau), _check_batch(q, qdd)
+    _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)
+    _check_batch(q, qd), _check_batch(q, tau), _check_batch(q, qdd)
     _check_batch(q, f_ext)
-    Xup, v, a, _, t = _ws_rnea(ws, n)
-    IA, pA, U, c, du, X, T = _ws_aba(ws, n)
     for k in range(q.shape[0]):
-        FDab(parent, jtype, S, Xtree, axis, I, a_grav, Xup, v, a, t, IA, pA, U, c, du, X, T,
-             q[k], qd[k], tau[k], f_ext[k], qdd[k])
+        FDab(model, ws, _row(q, k), _row(qd, k), _row(tau, k), _row(f_ext, k), _row(qdd, k))

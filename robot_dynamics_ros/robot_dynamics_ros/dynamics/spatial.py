@@ -11,7 +11,7 @@ import math
 
 from numba import njit
 
-_inline = njit(cache=True, error_model='numpy')
+_inline = njit(cache=True, inline='always', error_model='numpy')
 
 
 @_inline
@@ -172,3 +172,55 @@ def congruence_add(out, X, A, T):
             out[i, j] += s
             if j != i:
                 out[j, i] += s
+
+
+@_inline
+def XTIX_add(out, X, I):
+    """out += X^T I X for rigid-body inertias kept as [Ibar h; h^T m] (no 6x6 product): the
+    inertia I of a child body, in the child frame, expressed in the parent frame and added.
+
+    With h' = E^T h:  m' = m,  h'' = h' + m r,
+    Ibar'' = E^T Ibar E + (m r.r + 2 r.h') 1 - (m r r^T + r h'^T + h' r^T)."""
+    r0, r1, r2 = X[3, 0], X[3, 1], X[3, 2]
+    m = I[3, 3]
+    # h' = E^T h
+    g0 = X[0, 0] * I[0, 3] + X[1, 0] * I[1, 3] + X[2, 0] * I[2, 3]
+    g1 = X[0, 1] * I[0, 3] + X[1, 1] * I[1, 3] + X[2, 1] * I[2, 3]
+    g2 = X[0, 2] * I[0, 3] + X[1, 2] * I[1, 3] + X[2, 2] * I[2, 3]
+    # B = Ibar E, then E^T B (symmetric: upper triangle mirrored)
+    B00 = I[0, 0] * X[0, 0] + I[0, 1] * X[1, 0] + I[0, 2] * X[2, 0]
+    B01 = I[0, 0] * X[0, 1] + I[0, 1] * X[1, 1] + I[0, 2] * X[2, 1]
+    B02 = I[0, 0] * X[0, 2] + I[0, 1] * X[1, 2] + I[0, 2] * X[2, 2]
+    B10 = I[1, 0] * X[0, 0] + I[1, 1] * X[1, 0] + I[1, 2] * X[2, 0]
+    B11 = I[1, 0] * X[0, 1] + I[1, 1] * X[1, 1] + I[1, 2] * X[2, 1]
+    B12 = I[1, 0] * X[0, 2] + I[1, 1] * X[1, 2] + I[1, 2] * X[2, 2]
+    B20 = I[2, 0] * X[0, 0] + I[2, 1] * X[1, 0] + I[2, 2] * X[2, 0]
+    B21 = I[2, 0] * X[0, 1] + I[2, 1] * X[1, 1] + I[2, 2] * X[2, 1]
+    B22 = I[2, 0] * X[0, 2] + I[2, 1] * X[1, 2] + I[2, 2] * X[2, 2]
+    C00 = X[0, 0] * B00 + X[1, 0] * B10 + X[2, 0] * B20
+    C01 = X[0, 0] * B01 + X[1, 0] * B11 + X[2, 0] * B21
+    C02 = X[0, 0] * B02 + X[1, 0] * B12 + X[2, 0] * B22
+    C11 = X[0, 1] * B01 + X[1, 1] * B11 + X[2, 1] * B21
+    C12 = X[0, 1] * B02 + X[1, 1] * B12 + X[2, 1] * B22
+    C22 = X[0, 2] * B02 + X[1, 2] * B12 + X[2, 2] * B22
+    s = m * (r0 * r0 + r1 * r1 + r2 * r2) + 2.0 * (r0 * g0 + r1 * g1 + r2 * g2)
+    out[0, 0] += C00 + s - (m * r0 * r0 + 2.0 * r0 * g0)
+    out[1, 1] += C11 + s - (m * r1 * r1 + 2.0 * r1 * g1)
+    out[2, 2] += C22 + s - (m * r2 * r2 + 2.0 * r2 * g2)
+    o01 = C01 - (m * r0 * r1 + r0 * g1 + g0 * r1)
+    o02 = C02 - (m * r0 * r2 + r0 * g2 + g0 * r2)
+    o12 = C12 - (m * r1 * r2 + r1 * g2 + g1 * r2)
+    out[0, 1] += o01
+    out[1, 0] += o01
+    out[0, 2] += o02
+    out[2, 0] += o02
+    out[1, 2] += o12
+    out[2, 1] += o12
+    h0, h1, h2 = g0 + m * r0, g1 + m * r1, g2 + m * r2
+    out[0, 3] += h0
+    out[1, 3] += h1
+    out[2, 3] += h2
+    out[3, 0] += h0
+    out[3, 1] += h1
+    out[3, 2] += h2
+    out[3, 3] += m
