@@ -1,0 +1,60 @@
+"""The `robot-dynamics` console script, as installed."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+
+def cli():
+    exe = shutil.which('robot-dynamics', path=os.path.dirname(sys.executable))
+    if exe is None:
+        pytest.fail('the robot-dynamics console script is not installed next to this Python')
+    return exe
+
+
+def run(*args):
+    return subprocess.run([cli(), *args], capture_output=True, text=True, timeout=120)
+
+
+def test_torques_on_the_shipped_2r_arm(tmp_path):
+    png = tmp_path / 'split.png'
+    r = run('torques', '--plot', str(png), '--rows', '3')
+    assert r.returncode == 0, r.stderr
+    rows = [line for line in r.stdout.splitlines() if line.strip().startswith(('0.000', '2.000'))]
+    assert len(rows) == 2
+    # start: q1 up, link 2 folded down -> no torque; end: (m1 L1/2 + m2 L1) g = 98.10 N m
+    first, last = ([float(x) for x in row.replace('|', ' ').split()] for row in rows)
+    assert first[2] == 0.0 and first[7] == 0.0
+    assert last[2] == pytest.approx(98.10, abs=0.01) and last[5] == pytest.approx(98.10, abs=0.01)
+    assert png.stat().st_size > 10_000 and png.read_bytes()[:8] == b'\x89PNG\r\n\x1a\n'
+
+
+def test_torques_on_another_urdf(tmp_path):
+    from conftest import ROBOTS, erd_root
+    r = run('torques', '--urdf', os.path.join(erd_root(), ROBOTS['ur5']), '--duration', '1')
+    assert r.returncode == 0, r.stderr
+    assert 'shoulder_pan_joint' in r.stdout and 'peak |tau|' in r.stdout
+
+
+@pytest.mark.parametrize('args, code, message', [
+    (['torques', '--start', '1', '2', '3'], 2, '--start needs 2 values'),
+    (['torques', '--duration', '-1'], 2, '--duration must be a positive'),
+    (['torques', '--samples', '1'], 2, '--samples must be at least 2'),
+    (['torques', '--urdf', '/nonexistent.urdf'], 1, 'cannot read URDF file'),
+    (['torques', '--plot', '/nonexistent-dir/x.png'], 1, 'cannot write'),
+    (['frobnicate'], 2, 'invalid choice'),
+])
+def test_bad_arguments_exit_nonzero_with_a_message(args, code, message):
+    r = run(*args)
+    assert r.returncode == code
+    assert message in r.stderr
+    assert 'Traceback' not in r.stderr
+
+
+def test_bad_urdf_content(tmp_path):
+    bad = tmp_path / 'bad.urdf'
+    bad.write_text('<robot name="x"><link name="a"/></robot>')
+    r = run('torques', '--urdf', str(bad))
+    assert r.returncode == 1 and 'no movable joint' in r.stderr

@@ -1,0 +1,84 @@
+"""Identities every correct implementation satisfies, on real robots and random states."""
+import numpy as np
+import pytest
+
+from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, crba, gravity_torques,
+                                         rnea)
+
+from conftest import robot_urdf
+from pinocchio_oracle import Oracle
+
+ROBOTS = ['ur5', 'panda', 'baxter', 'allegro', 'kinova', 'solo12']
+
+
+@pytest.fixture(scope='module', params=ROBOTS)
+def robot(request):
+    xml = robot_urdf(request.param)
+    return request.param, xml, RobotModel.from_urdf(xml)
+
+
+def states(model, k=5, seed=1):
+    rng = np.random.default_rng(seed)
+    return (rng.uniform(-np.pi, np.pi, (k, model.n)), rng.normal(size=(k, model.n)),
+            rng.normal(size=(k, model.n)))
+
+
+def test_crba_equals_rnea_columns(robot):
+    """M[:, i] = rnea(q, 0, e_i) - g(q) (the notes' 'i-th column of the inertia matrix')."""
+    _, _, m = robot
+    for q in states(m)[0]:
+        g = gravity_torques(m, q)
+        cols = np.stack([rnea(m, q, np.zeros(m.n), e) - g for e in np.eye(m.n)], axis=1)
+        np.testing.assert_allclose(crba(m, q), cols, rtol=1e-10, atol=1e-10)
+        M = crba(m, q)
+        np.testing.assert_array_equal(M, M.T)
+        assert np.linalg.eigvalsh(M).min() > 0
+
+
+def test_aba_inverts_rnea(robot):
+    _, _, m = robot
+    Q, QD, QDD = states(m)
+    for q, qd, qdd in zip(Q, QD, QDD):
+        tau = rnea(m, q, qd, qdd)
+        np.testing.assert_allclose(aba(m, q, qd, tau), qdd, rtol=1e-8, atol=1e-8)
+        # and the other way round
+        np.testing.assert_allclose(rnea(m, q, qd, aba(m, q, qd, 10 * qdd)), 10 * qdd,
+                                   rtol=1e-8, atol=1e-8)
+
+
+def test_rnea_without_acceleration_is_bias(robot):
+    _, _, m = robot
+    Q, QD, _ = states(m)
+    for q, qd in zip(Q, QD):
+        np.testing.assert_allclose(rnea(m, q, qd, np.zeros(m.n)), bias_torques(m, q, qd),
+                                   rtol=1e-13, atol=1e-12)
+        np.testing.assert_allclose(bias_torques(m, q, np.zeros(m.n)), gravity_torques(m, q),
+                                   rtol=1e-13, atol=1e-12)
+
+
+def test_external_wrench_is_minus_jacobian_transpose(robot):
+    """rnea(..., f_ext={link: w}) = rnea(...) - J(link)^T w, J in the link frame."""
+    name, xml, m = robot
+    oracle = Oracle(xml, m)
+    rng = np.random.default_rng(5)
+    link = [lk for lk in m.link_names if m.link_frame(lk)[0] == m.n - 1][-1]
+    for q, qd, qdd in zip(*states(m, 3)):
+        w = rng.normal(size=6) * 10
+        J = oracle.jacobian_local(q, link)
+        np.testing.assert_allclose(rnea(m, q, qd, qdd, f_ext={link: w}),
+                                   rnea(m, q, qd, qdd) - J.T @ w, rtol=1e-9, atol=1e-9)
+        # the same wrench on the fixed base moves nothing
+        np.testing.assert_allclose(rnea(m, q, qd, qdd, f_ext={m.root_link: w}),
+                                   rnea(m, q, qd, qdd), rtol=0, atol=0)
+
+
+def test_energy_rate_equals_power(robot):
+    """d/dt (1/2 qd^T M qd + U) = qd^T tau along a motion of the free dynamics: checked as
+    qd^T (M qdd + c) = 1/2 qd^T Mdot qd, i.e. the skew-symmetry of Mdot - 2C along qd."""
+    _, _, m = robot
+    Q, QD, _ = states(m, 3, seed=9)
+    h = 1e-6
+    for q, qd in zip(Q, QD):
+        Mdot = (crba(m, q + h * qd) - crba(m, q - h * qd)) / (2 * h)
+        c = bias_torques(m, q, qd) - gravity_torques(m, q)
+        assert qd @ c == pytest.approx(0.5 * qd @ Mdot @ qd, rel=1e-6, abs=1e-6)

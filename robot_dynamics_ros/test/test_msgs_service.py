@@ -1,0 +1,64 @@
+"""robot_dynamics_msgs: the generated InverseDynamics type, round-tripped through a real rclpy
+service served by another process (DDS on loopback, the session's private domain)."""
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+
+SERVER = textwrap.dedent('''
+    import rclpy
+    from robot_dynamics_msgs.srv import InverseDynamics
+
+    def handle(req, res):
+        res.success = True
+        res.message = 'echo'
+        res.name = list(req.name)
+        res.effort = [2.0 * p for p in req.position]
+        res.gravity = list(req.velocity)
+        res.coriolis = list(req.acceleration)
+        res.inertial = [w.force.z for w in req.external_wrench]
+        return res
+
+    rclpy.init()
+    node = rclpy.create_node('id_echo_server')
+    node.create_service(InverseDynamics, 'echo_inverse_dynamics', handle)
+    print('ready', flush=True)
+    rclpy.spin(node)
+''')
+
+
+def test_inverse_dynamics_request_round_trips_between_processes():
+    from geometry_msgs.msg import Wrench
+    from robot_dynamics_msgs.srv import InverseDynamics
+
+    server = subprocess.Popen([sys.executable, '-c', SERVER], stdout=subprocess.PIPE, text=True)
+    rclpy.init()
+    try:
+        assert server.stdout.readline().strip() == 'ready'
+        node = rclpy.create_node('id_echo_client')
+        client = node.create_client(InverseDynamics, 'echo_inverse_dynamics')
+        assert client.wait_for_service(timeout_sec=20.0), 'service not discovered'
+        w = Wrench()
+        w.force.z = -3.5
+        req = InverseDynamics.Request(name=['a', 'b'], position=[0.5, -1.0], velocity=[1.0, 2.0],
+                                      acceleration=[3.0, 4.0], external_wrench=[w],
+                                      wrench_link=['tool0'])
+        future = client.call_async(req)
+        deadline = time.monotonic() + 20.0
+        while not future.done() and time.monotonic() < deadline:
+            rclpy.spin_once(node, timeout_sec=0.1)
+        res = future.result()
+        assert res is not None and res.success and res.message == 'echo'
+        assert list(res.name) == ['a', 'b']
+        assert list(res.effort) == [1.0, -2.0]
+        assert list(res.gravity) == [1.0, 2.0] and list(res.coriolis) == [3.0, 4.0]
+        assert list(res.inertial) == [-3.5]
+        node.destroy_node()
+    finally:
+        rclpy.shutdown()
+        server.terminate()
+        server.wait(timeout=10)
