@@ -20,6 +20,7 @@ STAMPS=$VENV/.rdr-stamps
 BUILD=$VENV/.rdr-build
 
 say() { printf '[dev.sh] %s\n' "$*" >&2; }
+trap 'say "failed (line $LINENO: $BASH_COMMAND)"' ERR
 
 pick_python() {
   local c
@@ -82,10 +83,12 @@ fix_cmake_exports() {
   local pyinc npinc
   pyinc=$("$VENV/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')
   npinc=$("$VENV/bin/python" -c 'import numpy; print(numpy.get_include())')
-  grep -rlZ --include='*.cmake' '/opt/python/cp311-cp311/' "$VENV/share" 2>/dev/null \
-    | xargs -0 -r sed -i \
-      -e "s#/opt/python/cp311-cp311/include/python3\.[0-9]*#$pyinc#g" \
-      -e "s#/opt/python/cp311-cp311/lib/python3\.[0-9]*/site-packages/numpy/_core/include#$npinc#g"
+  local files
+  files=$(grep -rl --include='*.cmake' '/opt/python/cp311-cp311/' "$VENV/share" || true)
+  [ -z "$files" ] && return 0      # already rewritten
+  printf '%s\n' "$files" | xargs -r sed -i \
+    -e "s#/opt/python/cp311-cp311/include/python3\.[0-9]*#$pyinc#g" \
+    -e "s#/opt/python/cp311-cp311/lib/python3\.[0-9]*/site-packages/numpy/_core/include#$npinc#g"
 }
 
 build_msgs() {
