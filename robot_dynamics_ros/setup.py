@@ -26,6 +26,7 @@ setup(
     entry_points={
         'console_scripts': [
             'robot-dynamics = robot_dynamics_ros.cli:main',
+            'feedforward_node = robot_dynamics_ros.feedforward_node:main',
         ],
     },
 )

@@ -19,3 +19,107 @@ def quintic(q0, qf, duration, t):
     dds = (60 * x - 180 * x**2 + 120 * x**3) / duration**2
     dq = qf - q0
     return q0 + dq * s, dq * ds, dq * dds
+
+
+# ---- joint_trajectory_controller semantics -------------------------------------------------------
+
+def _segment(kind, T, p0, v0, a0, p1, v1, a1, tau):
+    """Position, velocity, acceleration at tau in [0, T] of one segment."""
+    if kind == 'linear':
+        slope = (p1 - p0) / T
+        return p0 + slope * tau, slope, np.zeros_like(p0)
+    if kind == 'cubic':   # Hermite: positions and velocities at both ends
+        c2 = (3 * (p1 - p0) - (2 * v0 + v1) * T) / T**2
+        c3 = (2 * (p0 - p1) + (v0 + v1) * T) / T**3
+        return (p0 + v0 * tau + c2 * tau**2 + c3 * tau**3, v0 + 2 * c2 * tau + 3 * c3 * tau**2,
+                2 * c2 + 6 * c3 * tau)
+    # quintic: positions, velocities and accelerations at both ends
+    c2 = a0 / 2
+    c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
+    c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
+    c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T**2) / (2 * T**5)
+    return (p0 + v0 * tau + c2 * tau**2 + c3 * tau**3 + c4 * tau**4 + c5 * tau**5,
+            v0 + 2 * c2 * tau + 3 * c3 * tau**2 + 4 * c4 * tau**3 + 5 * c5 * tau**4,
+            2 * c2 + 6 * c3 * tau + 12 * c4 * tau**2 + 20 * c5 * tau**3)
+
+
+class JointTrajectory:
+    """A desired motion with joint_trajectory_controller semantics, sampled at absolute times.
+
+    ``times`` are the points' time_from_start (s, strictly increasing, >= 0) after
+    ``start_time``; the kind of interpolation follows what every point has: positions only ->
+    linear, positions + velocities -> cubic, + accelerations -> quintic. Before the first point
+    the motion runs from the state at arrival (``q0``, ``qd0``, zero acceleration); before
+    ``start_time`` it holds ``q0``; after the last point it holds that point with zero velocity
+    and acceleration.
+    """
+
+    def __init__(self, joint_names, times, positions, velocities=None, accelerations=None, *,
+                 start_time, q0, qd0=None):
+        self.joint_names = tuple(joint_names)
+        k = len(self.joint_names)
+        if k == 0:
+            raise ValueError('the trajectory names no joint')
+        if len(set(self.joint_names)) != k:
+            raise ValueError(f'the trajectory names a joint twice: {list(self.joint_names)}')
+        times = np.asarray(times, dtype=float)
+        m = len(times)
+        if m == 0:
+            raise ValueError('the trajectory has no point')
+        if not np.all(np.isfinite(times)) or times[0] < 0 or np.any(np.diff(times) <= 0):
+            raise ValueError(f'time_from_start must be >= 0 and strictly increasing, got '
+                             f'{times.tolist()}')
+
+        def table(rows, what):
+            if rows is None:
+                return None
+            try:
+                a = np.asarray(rows, dtype=float)
+            except ValueError:
+                raise ValueError(f'every point needs {k} {what}') from None
+            if a.shape != (m, k):
+                raise ValueError(f'every point needs {k} {what} (one per joint), got shape '
+                                 f'{np.shape(rows)} for {m} points')
+            if not np.all(np.isfinite(a)):
+                raise ValueError(f'{what} contain NaN or Inf')
+            return a
+
+        self.positions = table(positions, 'positions')
+        if self.positions is None:
+            raise ValueError('every point needs positions')
+        self.velocities = table(velocities, 'velocities')
+        self.accelerations = table(accelerations, 'accelerations')
+        if self.accelerations is not None and self.velocities is None:
+            raise ValueError('points with accelerations need velocities too')
+        self.kind = ('linear' if self.velocities is None else
+                     'cubic' if self.accelerations is None else 'quintic')
+        self.times = times
+        self.start_time = float(start_time)
+        self.q0 = np.asarray(q0, dtype=float).reshape(k)
+        self.qd0 = np.zeros(k) if qd0 is None else np.asarray(qd0, dtype=float).reshape(k)
+        self.end_time = self.start_time + times[-1]
+
+    def _point(self, j):
+        zero = np.zeros(len(self.joint_names))
+        v = zero if self.velocities is None else self.velocities[j]
+        a = zero if self.accelerations is None else self.accelerations[j]
+        return self.positions[j], v, a
+
+    def sample(self, t):
+        """(q, qd, qdd) of the trajectory's joints at absolute time t (s)."""
+        tau = t - self.start_time
+        k = len(self.joint_names)
+        if tau < 0:
+            return self.q0.copy(), np.zeros(k), np.zeros(k)
+        if tau >= self.times[-1]:
+            return self.positions[-1].copy(), np.zeros(k), np.zeros(k)
+        j = int(np.searchsorted(self.times, tau, side='right'))   # the point ahead
+        p1, v1, a1 = self._point(j)
+        if j == 0:
+            t0, p0, v0, a0 = 0.0, self.q0, self.qd0, np.zeros(k)
+            if self.kind == 'linear':
+                v0 = np.zeros(k)
+        else:
+            t0 = self.times[j - 1]
+            p0, v0, a0 = self._point(j - 1)
+        return _segment(self.kind, self.times[j] - t0, p0, v0, a0, p1, v1, a1, tau - t0)

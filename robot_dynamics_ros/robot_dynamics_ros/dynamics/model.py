@@ -214,6 +214,35 @@ class RobotModel:
         other._no_f_ext = np.zeros_like(self._no_f_ext)
         return other
 
+    def with_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
+        """A new model with a rigid payload fixed to ``link``: ``mass`` (kg), centre of mass
+        ``com`` (m, in the link frame) and ``inertia`` (ixx, ixy, ixz, iyy, iyz, izz about the
+        centre of mass, link axes, kg m^2). A payload on the fixed base changes nothing."""
+        body, X = self.link_frame(link)
+        m = float(mass)
+        c = _finite(com, 'payload com')
+        inertia = _finite(inertia, 'payload inertia')
+        if not np.isfinite(m) or m < 0:
+            raise ValueError(f'payload mass must be a finite number >= 0, got {mass}')
+        if c.shape != (3,) or inertia.shape != (6,):
+            raise ValueError('payload com needs 3 numbers and inertia 6 (ixx ixy ixz iyy iyz izz)')
+        ixx, ixy, ixz, iyy, iyz, izz = inertia
+        Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        eig = np.linalg.eigvalsh(Ic)
+        if eig[0] < -1e-9 * max(1.0, abs(eig[-1])):
+            raise ValueError(f'payload inertia is not positive semi-definite (eigenvalues '
+                             f'{eig.tolist()})')
+        I = self.I.copy()
+        if body >= 0:
+            I[body] += X.T @ mcI(m, c, Ic) @ X      # link frame -> body frame
+        return RobotModel(name=self.name, joint_names=self.joint_names, parent=self.parent,
+                          jtype=self.jtype, axis=self.axis, Xtree=self.Xtree, I=I,
+                          link_body=self._link_body, link_X=self._link_X,
+                          position_limits=self.position_limits,
+                          velocity_limits=self.velocity_limits, effort_limits=self.effort_limits,
+                          damping=self.damping, friction=self.friction, gravity=self._gravity,
+                          root_link=self.root_link)
+
     @property
     def total_mass(self):
         return float(sum(self.I[i, 5, 5] for i in range(self.n)))

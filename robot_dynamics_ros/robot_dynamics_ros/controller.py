@@ -1,0 +1,241 @@
+"""The inverse-dynamics controller, without ROS: joint states and a desired motion in, efforts out.
+
+The node (``feedforward_node.py``) only turns messages into the arrays these methods take.
+
+Modes:
+- ``gravity``: tau = g(q)
+- ``feedforward``: tau = RNEA(q_d, qd_d, qdd_d) from the trajectory (g(q) when there is none)
+- ``computed_torque``: tau = M(q) (qdd_d + Kp (q_d - q) + Kd (qd_d - qd)) + c(q, qd) + g(q),
+  one RNEA call; without a trajectory it holds the position it had when it started holding.
+``hardware_compensates_gravity`` subtracts g(q) from the output. Outputs are clamped to the effort
+limits (URDF, overridable).
+"""
+import numpy as np
+
+from .dynamics import RobotModel, bias_torques, gravity_torques, rnea
+from .trajectory import JointTrajectory
+
+MODES = ('gravity', 'feedforward', 'computed_torque')
+TIMEOUT_BEHAVIOURS = ('zero', 'gravity')
+
+
+def _finite_vector(values, length, what):
+    a = np.asarray(values, dtype=float)
+    if a.shape != (length,):
+        raise ValueError(f'{what} needs {length} values, got {a.size}')
+    if not np.all(np.isfinite(a)):
+        raise ValueError(f'{what} contains NaN or Inf')
+    return a
+
+
+class Controller:
+    """Efforts for the ``joints`` of a model, from joint states and a desired trajectory."""
+
+    def __init__(self, model, *, joints=(), mode='gravity', kp=(100.0,), kd=(20.0,),
+                 hardware_compensates_gravity=False, effort_limits=None, default_positions=None,
+                 payload=None):
+        self.base_model = model
+        joints = tuple(joints) or model.joint_names
+        unknown = [j for j in joints if j not in model.joint_names]
+        if unknown:
+            raise ValueError(f'joints {unknown} are not movable joints of {model.name} '
+                             f'(it has {list(model.joint_names)})')
+        if len(set(joints)) != len(joints):
+            raise ValueError(f'joints names a joint twice: {list(joints)}')
+        self.joints = joints
+        self.cmd = np.array([model.index(j) for j in joints], dtype=np.int64)
+        self.mode = 'gravity'
+        self.set_mode(mode)
+        self.set_gains(kp, kd)
+        self.hardware_compensates_gravity = bool(hardware_compensates_gravity)
+        self.set_effort_limits(effort_limits or {})
+        self.set_default_positions(default_positions or {})
+        self.set_payload(payload)
+        self.trajectory = None        # (JointTrajectory, model indices, q at arrival)
+        self.hold = None              # q_d of computed_torque without a trajectory
+        self._maps = {}               # joint_state names -> (model indices, message indices)
+
+    # ---- configuration ---------------------------------------------------------------------
+    @property
+    def n(self):
+        return self.model.n
+
+    def set_mode(self, mode):
+        if mode not in MODES:
+            raise ValueError(f'mode must be one of {MODES}, got "{mode}"')
+        if mode != self.mode:
+            self.hold = None
+        self.mode = mode
+
+    def set_gains(self, kp, kd):
+        k = len(self.joints)
+        gains = []
+        for name, g in (('kp', kp), ('kd', kd)):
+            g = np.asarray(g, dtype=float).ravel()
+            if g.size == 1:
+                g = np.full(k, g[0])
+            if g.shape != (k,) or not np.all(np.isfinite(g)) or np.any(g < 0):
+                raise ValueError(f'{name} needs one value >= 0 or one per commanded joint ({k}), '
+                                 f'got {g.tolist()}')
+            full = np.zeros(self.base_model.n)
+            full[self.cmd] = g
+            gains.append(full)
+        self.kp, self.kd = gains
+
+    def set_effort_limits(self, overrides):
+        """overrides: {joint: limit}; the others keep the URDF's (inf when it has none)."""
+        limits = self.base_model.effort_limits.copy()
+        for joint, value in overrides.items():
+            if not (value > 0):
+                raise ValueError(f'effort limit of {joint} must be > 0, got {value}')
+            limits[self.base_model.index(joint)] = value
+        self.limits = limits[self.cmd]
+
+    def set_default_positions(self, defaults):
+        """defaults: {joint: position} for joints that joint_states do not carry."""
+        q = np.zeros(self.base_model.n)
+        for joint, value in defaults.items():
+            if not np.isfinite(value):
+                raise ValueError(f'default position of {joint} is not finite')
+            q[self.base_model.index(joint)] = value
+        self.default_q = q
+
+    def set_payload(self, payload):
+        """payload: None or dict(link, mass, com, inertia); rebuilds the model it computes with."""
+        if payload is None or not payload.get('link') or payload.get('mass', 0.0) == 0.0:
+            self.model = self.base_model
+        else:
+            self.model = self.base_model.with_payload(payload['link'], payload['mass'],
+                                                      payload.get('com', (0.0, 0.0, 0.0)),
+                                                      payload.get('inertia', (0.0,) * 6))
+
+    # ---- inputs ----------------------------------------------------------------------------
+    def state(self, names, positions, velocities):
+        """(q, qd) in model order from a JointState's arrays. Extra joints are ignored, missing
+        ones take default positions and zero velocity; empty velocities mean zero."""
+        key = tuple(names)
+        maps = self._maps.get(key)
+        if maps is None:
+            pairs = [(self.base_model._index[nm], k) for k, nm in enumerate(key)
+                     if nm in self.base_model._index]
+            maps = (np.array([p[0] for p in pairs], dtype=np.int64),
+                    np.array([p[1] for p in pairs], dtype=np.int64))
+            if len(self._maps) > 16:
+                self._maps.clear()
+            self._maps[key] = maps
+        model_idx, msg_idx = maps
+        n_names = len(key)
+        if len(positions) < n_names:
+            raise ValueError(f'position has {len(positions)} values for {n_names} names')
+        if len(velocities) and len(velocities) < n_names:
+            raise ValueError(f'velocity has {len(velocities)} values for {n_names} names')
+        pos = np.asarray(positions, dtype=float)
+        q = self.default_q.copy()
+        q[model_idx] = pos[msg_idx]
+        qd = np.zeros(self.base_model.n)
+        if len(velocities):
+            qd[model_idx] = np.asarray(velocities, dtype=float)[msg_idx]
+        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+            raise ValueError('joint state contains NaN or Inf')
+        return q, qd
+
+    def set_trajectory(self, joint_names, times, positions, velocities, accelerations, *,
+                       start_time, now, q, qd):
+        """Validate and take a new trajectory (it replaces the old one). ``start_time`` is the
+        absolute start (``now`` when the message's stamp is zero); ``q``, ``qd`` the state at
+        arrival. Raises ValueError, keeping the previous trajectory, when it is invalid."""
+        unknown = [j for j in joint_names if j not in self.base_model.joint_names]
+        if unknown:
+            raise ValueError(f'unknown joints {unknown}')
+        idx = np.array([self.base_model.index(j) for j in joint_names], dtype=np.int64)
+        traj = JointTrajectory(joint_names, times, positions, velocities, accelerations,
+                               start_time=start_time, q0=q[idx], qd0=qd[idx])
+        if traj.end_time < now:
+            raise ValueError(f'the trajectory ended {now - traj.end_time:.3f} s ago '
+                             f'(stamped start + last time_from_start is in the past)')
+        self.trajectory = (traj, idx, q.copy())
+        return traj
+
+    def desired(self, t, q):
+        """(q_d, qd_d, qdd_d) in model order at time t, or None without trajectory."""
+        if self.trajectory is None:
+            return None
+        traj, idx, q_arrival = self.trajectory
+        qd_, qdd_ = np.zeros(self.base_model.n), np.zeros(self.base_model.n)
+        q_ = q_arrival.copy()
+        q_[idx], qd_[idx], qdd_[idx] = traj.sample(t)
+        return q_, qd_, qdd_
+
+    # ---- outputs ---------------------------------------------------------------------------
+    def full_torque(self, q, qd, t):
+        """Torques for every model joint, before joint selection and clamping."""
+        m = self.model
+        if self.mode == 'gravity':
+            return np.zeros(m.n) if self.hardware_compensates_gravity else gravity_torques(m, q)
+        des = self.desired(t, q)
+        if self.mode == 'feedforward':
+            tau = gravity_torques(m, q) if des is None else rnea(m, *des)
+        else:
+            if des is None:
+                if self.hold is None:
+                    self.hold = q.copy()
+                des = (self.hold, np.zeros(m.n), np.zeros(m.n))
+            q_d, qd_d, qdd_d = des
+            tau = rnea(m, q, qd, qdd_d + self.kp * (q_d - q) + self.kd * (qd_d - qd))
+        if self.hardware_compensates_gravity:
+            tau = tau - gravity_torques(m, q)
+        return tau
+
+    def command(self, q, qd, t):
+        """(efforts of the commanded joints, clamped to the limits; mask of clamped joints)."""
+        tau = self.full_torque(q, qd, t)[self.cmd]
+        clamped = np.abs(tau) > self.limits
+        if clamped.any():
+            tau = np.clip(tau, -self.limits, self.limits)
+        return tau, clamped
+
+    def timeout_command(self, behaviour, q):
+        """What to command when joint states are stale: ``zero``, or ``gravity`` g(q) at the last
+        known q (zero too when the hardware compensates gravity itself), clamped."""
+        if behaviour not in TIMEOUT_BEHAVIOURS:
+            raise ValueError(f'on_timeout must be one of {TIMEOUT_BEHAVIOURS}, got "{behaviour}"')
+        if behaviour == 'zero' or q is None or self.hardware_compensates_gravity:
+            return np.zeros(len(self.joints))
+        return np.clip(gravity_torques(self.model, q)[self.cmd], -self.limits, self.limits)
+
+    def inverse_dynamics(self, names, position, velocity=(), acceleration=(), wrenches=None):
+        """The InverseDynamics service: (effort, gravity, coriolis, inertial) for ``names`` in
+        their order. Joints not named take default positions and zero velocity/acceleration.
+        ``wrenches``: {link: [fx, fy, fz, tx, ty, tz]} in the link frame."""
+        names = list(names)
+        if not names:
+            raise ValueError('name is empty')
+        if len(set(names)) != len(names):
+            raise ValueError('name lists a joint twice')
+        unknown = [j for j in names if j not in self.model.joint_names]
+        if unknown:
+            raise ValueError(f'unknown joints {unknown}')
+        k = len(names)
+        pos = _finite_vector(position, k, 'position')
+        vel = np.zeros(k) if len(velocity) == 0 else _finite_vector(velocity, k, 'velocity')
+        acc = (np.zeros(k) if len(acceleration) == 0 else
+               _finite_vector(acceleration, k, 'acceleration'))
+        m = self.model
+        idx = np.array([m.index(j) for j in names], dtype=np.int64)
+        q, qd, qdd = self.default_q.copy(), np.zeros(m.n), np.zeros(m.n)
+        q[idx], qd[idx], qdd[idx] = pos, vel, acc
+        for link, w in (wrenches or {}).items():
+            if link not in m.link_names:
+                raise ValueError(f'unknown link "{link}" in wrench_link')
+            if not np.all(np.isfinite(w)):
+                raise ValueError(f'the wrench on "{link}" contains NaN or Inf')
+        g = gravity_torques(m, q)
+        b = bias_torques(m, q, qd)
+        tau_free = rnea(m, q, qd, qdd)
+        effort = rnea(m, q, qd, qdd, f_ext=wrenches) if wrenches else tau_free
+        return effort[idx], g[idx], (b - g)[idx], (tau_free - b)[idx]
+
+
+def model_from_description(xml):
+    """RobotModel of a robot_description string (ValueError when it is not a usable URDF)."""
+    return RobotModel.from_urdf(xml)

@@ -1,0 +1,321 @@
+"""feedforward_node (node ``inverse_dynamics_controller``): effort commands from inverse dynamics.
+
+Subscribes: ``robot_description`` (transient local; parameter fallback), ``/joint_states``,
+``~/joint_trajectory``. Publishes: ``effort_controller/commands`` (std_msgs/Float64MultiArray in
+``joints`` order, for ros2_control's ForwardCommandController with interface_name effort; remap
+it), ``~/torques`` (sensor_msgs/JointState: desired position and velocity, commanded effort).
+Serves ``~/inverse_dynamics`` (robot_dynamics_msgs/srv/InverseDynamics). The arithmetic lives in
+``controller.py``; this module only translates messages.
+"""
+import sys
+import time
+
+import numpy as np
+import rclpy
+from rcl_interfaces.msg import SetParametersResult
+from rclpy.clock import Clock, ClockType
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.time import Time
+from robot_dynamics_msgs.srv import InverseDynamics
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray
+from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
+
+from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller
+from .ros_common import DescriptionSource, declare
+
+NODE_NAME = 'inverse_dynamics_controller'
+
+# name: (kind, default, description, read_only). Also per model joint, declared once the model is
+# known: default_positions.<joint> (float) and effort_limits.<joint> (float, the URDF's limit).
+PARAMETERS = {
+    'robot_description': (str, '', 'URDF, used when the robot_description topic has none', False),
+    'mode': (str, 'gravity', f'one of {", ".join(MODES)}', False),
+    'joints': ('str[]', [], 'commanded joints, the order of the command array '
+                            '(empty: every movable joint in model order)', True),
+    'kp': ('float[]', [100.0], 'computed_torque position gains: one for all or one per joint', False),
+    'kd': ('float[]', [20.0], 'computed_torque velocity gains: one for all or one per joint', False),
+    'hardware_compensates_gravity': (bool, False, 'subtract g(q) from the output', False),
+    'state_timeout': (float, 0.1, 'joint_states older than this (s) trigger on_timeout', False),
+    'on_timeout': (str, 'zero', f'what to command on stale joint_states: '
+                                f'{", ".join(TIMEOUT_BEHAVIOURS)}', False),
+    'rate': (float, 0.0, 'command rate in Hz; 0: on every joint_states message', True),
+    'payload.link': (str, '', 'link carrying the payload (empty: none)', False),
+    'payload.mass': (float, 0.0, 'payload mass (kg)', False),
+    'payload.com': ('float[]', [0.0, 0.0, 0.0], 'payload centre of mass in the link frame (m)',
+                    False),
+    'payload.inertia': ('float[]', [0.0] * 6, 'payload inertia about its CoM: ixx ixy ixz iyy '
+                                              'iyz izz (kg m^2)', False),
+}
+DYNAMIC_PREFIXES = ('default_positions.', 'effort_limits.')
+
+JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+
+
+class FeedforwardNode(Node):
+
+    def __init__(self):
+        super().__init__(NODE_NAME)
+        self.values = {name: declare(self, name, kind, default, desc, ro)
+                       for name, (kind, default, desc, ro) in PARAMETERS.items()}
+        self.ctrl = None
+        self.model = None
+        self.q = self.qd = None
+        self.last_state = None          # monotonic time of the last valid joint_states
+        self.stale = False
+        self._warned = set()
+        self._declaring = False
+        self._steady = Clock(clock_type=ClockType.STEADY_TIME)
+
+        problem = self._check(self.values)
+        if problem:
+            raise SystemExit(f'[{NODE_NAME}] invalid parameter: {problem}')
+
+        self.cmd_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+        self.torque_pub = self.create_publisher(JointState, '~/torques', 10)
+        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
+                                 JOINT_STATE_QOS)
+        self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
+        self.create_service(InverseDynamics, '~/inverse_dynamics', self._on_inverse_dynamics)
+        self.add_on_set_parameters_callback(self._on_set_parameters)
+        self.description = DescriptionSource(self, self._on_model)
+
+        log = self.get_logger()
+        log.info(f'mode {self.values["mode"]}; commands on '
+                 f'{self.resolve_topic_name("effort_controller/commands")}, state from '
+                 f'{self.resolve_topic_name("joint_states")}; state_timeout '
+                 f'{self.values["state_timeout"]} s -> {self.values["on_timeout"]}; '
+                 + (f'rate {self.values["rate"]} Hz' if self.values['rate'] > 0
+                    else 'a command per joint_states message'))
+        if not self.description.use(self.values['robot_description'], 'parameter robot_description'):
+            log.info(f'waiting for robot_description on {self.description.topic} '
+                     f'(or the robot_description parameter); publishing nothing until then')
+        period = min(max(self.values['state_timeout'] / 2, 0.005), 0.05)
+        self.create_timer(period, self._watchdog, clock=self._steady)
+        if self.values['rate'] > 0:
+            self.create_timer(1.0 / self.values['rate'], self._on_rate, clock=self._steady)
+
+    # ---- configuration -----------------------------------------------------------------------
+    @staticmethod
+    def _check(v):
+        if v['mode'] not in MODES:
+            return f'mode must be one of {MODES}, got "{v["mode"]}"'
+        if v['on_timeout'] not in TIMEOUT_BEHAVIOURS:
+            return f'on_timeout must be one of {TIMEOUT_BEHAVIOURS}, got "{v["on_timeout"]}"'
+        if not v['state_timeout'] > 0:
+            return f'state_timeout must be > 0, got {v["state_timeout"]}'
+        if not v['rate'] >= 0:
+            return f'rate must be >= 0, got {v["rate"]}'
+        return None
+
+    def _controller(self, model, v):
+        """A Controller for ``model`` and parameter values ``v`` (ValueError when they do not fit)."""
+        joints = v['joints'] or model.joint_names
+        limits = {j: v[f'effort_limits.{j}'] for j in model.joint_names
+                  if f'effort_limits.{j}' in v and v[f'effort_limits.{j}'] != model.effort_limits[
+                      model.index(j)]}
+        defaults = {j: v[f'default_positions.{j}'] for j in model.joint_names
+                    if f'default_positions.{j}' in v}
+        payload = None
+        if v['payload.link'] and v['payload.mass'] > 0:
+            payload = {'link': v['payload.link'], 'mass': v['payload.mass'],
+                       'com': v['payload.com'], 'inertia': v['payload.inertia']}
+        try:
+            return Controller(model, joints=joints, mode=v['mode'], kp=v['kp'], kd=v['kd'],
+                              hardware_compensates_gravity=v['hardware_compensates_gravity'],
+                              effort_limits=limits, default_positions=defaults, payload=payload)
+        except KeyError as e:
+            raise ValueError(str(e).strip('"')) from None
+
+    def _on_model(self, model, xml, source):
+        self._declaring = True       # declaring runs _on_set_parameters: nothing to apply yet
+        for j in model.joint_names:
+            for name, default, what in (
+                    (f'default_positions.{j}', 0.0, 'position used when joint_states lack it'),
+                    (f'effort_limits.{j}', float(model.effort_limits[model.index(j)]),
+                     'clamp of the output (default: the URDF effort limit)')):
+                if not self.has_parameter(name):
+                    self.values[name] = declare(self, name, float, default, what)
+        self._declaring = False
+        try:
+            ctrl = self._controller(model, self.values)
+        except ValueError as e:
+            self.get_logger().error(f'robot_description from {source} does not fit the '
+                                    f'parameters: {e}; ' + ('keeping the previous model'
+                                                            if self.ctrl else 'still no model'))
+            return
+        self.model, self.ctrl = model, ctrl
+        self.q = self.qd = None
+        self.get_logger().info(
+            f'model "{model.name}" from {source}: {model.n} joints, commanding '
+            f'{list(ctrl.joints)}' + (f'; payload {self.values["payload.mass"]} kg on '
+                                      f'{self.values["payload.link"]}' if ctrl.model is not model
+                                      else ''))
+
+    def _on_set_parameters(self, params):
+        if self._declaring:
+            return SetParametersResult(successful=True)
+        v = dict(self.values)
+        for p in params:
+            v[p.name] = p.value
+        problem = self._check(v)
+        if problem is None and self.model is not None:
+            try:
+                ctrl = self._controller(self.model, v)
+            except ValueError as e:
+                problem = str(e)
+        if problem:
+            return SetParametersResult(successful=False, reason=problem)
+        self.values = v
+        if self.model is not None:
+            if self.ctrl is not None and ctrl.joints == self.ctrl.joints:
+                ctrl.trajectory = self.ctrl.trajectory
+                if ctrl.mode == self.ctrl.mode:
+                    ctrl.hold = self.ctrl.hold
+            self.ctrl = ctrl
+        if any(p.name == 'robot_description' for p in params) and v['robot_description']:
+            self.description.use(v['robot_description'], 'parameter robot_description')
+        names = ', '.join(f'{p.name}={p.value}' for p in params)
+        self.get_logger().info(f'parameters set: {names}')
+        return SetParametersResult(successful=True)
+
+    # ---- inputs ------------------------------------------------------------------------------
+    def _once(self, key, message, level='warn'):
+        if key not in self._warned:
+            self._warned.add(key)
+            getattr(self.get_logger(), level)(message)
+
+    def _on_joint_states(self, msg):
+        if self.ctrl is None:
+            self._once('no-model', 'joint_states arrive but there is no valid robot_description '
+                                   'yet: publishing nothing')
+            return
+        try:
+            q, qd = self.ctrl.state(msg.name, msg.position, msg.velocity)
+        except ValueError as e:
+            self.get_logger().warn(f'rejected joint_states: {e}', throttle_duration_sec=1.0)
+            return
+        self.q, self.qd = q, qd
+        self.last_state = time.monotonic()
+        if self.stale:
+            self.stale = False
+            self.get_logger().info('joint_states are back: commanding again')
+        if self.values['rate'] == 0:
+            self._command()
+
+    def _on_trajectory(self, msg):
+        log = self.get_logger()
+        if self.ctrl is None or self.q is None:
+            log.error('rejected trajectory: ' + ('no robot_description yet' if self.ctrl is None
+                                                 else 'no joint_states yet'))
+            return
+        now = self.get_clock().now().nanoseconds * 1e-9
+        if not msg.points:
+            self.ctrl.trajectory = None
+            self.ctrl.hold = None
+            log.info('empty trajectory: stopping the current one and holding position')
+            return
+        stamp = Time.from_msg(msg.header.stamp).nanoseconds * 1e-9
+        start = now if stamp == 0 else stamp
+        times = [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in msg.points]
+        try:
+            tables = []
+            for field in ('velocities', 'accelerations'):
+                sizes = {len(getattr(p, field)) > 0 for p in msg.points}
+                if len(sizes) > 1:
+                    raise ValueError(f'{field} must be given for every point or for none')
+                tables.append([list(getattr(p, field)) for p in msg.points] if True in sizes
+                              else None)
+            traj = self.ctrl.set_trajectory(
+                list(msg.joint_names), times, [list(p.positions) for p in msg.points], *tables,
+                start_time=start, now=now, q=self.q, qd=self.qd)
+        except ValueError as e:
+            log.error(f'rejected trajectory: {e}; keeping the previous behaviour')
+            return
+        log.info(f'trajectory accepted: {len(times)} points ({traj.kind}) for '
+                 f'{list(traj.joint_names)}, ends in {traj.end_time - now:.2f} s')
+
+    def _on_inverse_dynamics(self, req, res):
+        res.name = list(req.name)
+        if self.ctrl is None:
+            res.success, res.message = False, 'no robot_description yet'
+            return res
+        try:
+            if len(req.external_wrench) != len(req.wrench_link):
+                raise ValueError(f'{len(req.external_wrench)} external_wrench for '
+                                 f'{len(req.wrench_link)} wrench_link')
+            wrenches = {}
+            for link, w in zip(req.wrench_link, req.external_wrench):
+                wrenches[link] = np.array([w.force.x, w.force.y, w.force.z,
+                                           w.torque.x, w.torque.y, w.torque.z])
+            effort, g, c, inertial = self.ctrl.inverse_dynamics(
+                req.name, req.position, req.velocity, req.acceleration, wrenches)
+        except ValueError as e:
+            res.success, res.message = False, str(e)
+            return res
+        res.success, res.message = True, ''
+        res.effort, res.gravity = effort.tolist(), g.tolist()
+        res.coriolis, res.inertial = c.tolist(), inertial.tolist()
+        return res
+
+    # ---- outputs -----------------------------------------------------------------------------
+    def _publish(self, tau, desired=None):
+        self.cmd_pub.publish(Float64MultiArray(data=tau.tolist()))
+        msg = JointState(name=list(self.ctrl.joints), effort=tau.tolist())
+        msg.header.stamp = self.get_clock().now().to_msg()
+        if desired is not None:
+            msg.position = desired[0][self.ctrl.cmd].tolist()
+            msg.velocity = desired[1][self.ctrl.cmd].tolist()
+        self.torque_pub.publish(msg)
+
+    def _command(self):
+        t = self.get_clock().now().nanoseconds * 1e-9
+        tau, clamped = self.ctrl.command(self.q, self.qd, t)
+        if clamped.any():
+            names = [j for j, c in zip(self.ctrl.joints, clamped) if c]
+            self.get_logger().warn(f'effort clamped to the limits on {names}',
+                                   throttle_duration_sec=1.0)
+        self._publish(tau, self.ctrl.desired(t, self.q))
+
+    def _on_rate(self):
+        if self.ctrl is not None and self.q is not None and not self.stale:
+            self._command()
+
+    def _watchdog(self):
+        if self.ctrl is None:
+            return
+        age = None if self.last_state is None else time.monotonic() - self.last_state
+        if age is not None and age <= self.values['state_timeout']:
+            return
+        behaviour = self.values['on_timeout']
+        if not self.stale:
+            self.stale = True
+            why = ('no joint_states yet' if age is None else
+                   f'joint_states are {age:.3f} s old (state_timeout {self.values["state_timeout"]} s)')
+            self.get_logger().warn(f'{why}: commanding {behaviour} torque')
+        self._publish(self.ctrl.timeout_command(behaviour, self.q))
+
+
+def main(args=None):
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = FeedforwardNode()
+        rclpy.spin(node)
+    except SystemExit as e:
+        print(e, file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,103 @@
+"""The controller without ROS: state mapping, modes, limits, timeout, payload, service split."""
+import numpy as np
+import pytest
+
+from robot_dynamics_ros.controller import Controller
+from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, example_urdf,
+                                         gravity_torques, rnea)
+
+
+@pytest.fixture
+def arm():
+    return RobotModel.from_urdf_file(example_urdf('planar_2r'))
+
+
+def test_state_mapping(arm):
+    c = Controller(arm, default_positions={'joint2': 0.25})
+    q, qd = c.state(['other', 'joint1'], [9.0, 0.5], [])
+    assert q.tolist() == [0.5, 0.25] and qd.tolist() == [0.0, 0.0]
+    q, qd = c.state(['joint2', 'joint1'], [1.0, 2.0], [3.0, 4.0])
+    assert q.tolist() == [2.0, 1.0] and qd.tolist() == [4.0, 3.0]
+    for names, pos, vel, match in [(['joint1', 'joint2'], [1.0], [], 'position has 1'),
+                                   (['joint1', 'joint2'], [1.0, 2.0], [1.0], 'velocity has 1'),
+                                   (['joint1'], [np.nan], [], 'NaN'),
+                                   (['joint1'], [0.0], [np.inf], 'NaN')]:
+        with pytest.raises(ValueError, match=match):
+            c.state(names, pos, vel)
+
+
+def test_modes(arm):
+    q, qd = np.array([0.3, -0.4]), np.array([0.5, 1.5])
+    c = Controller(arm, kp=[10.0, 20.0], kd=[1.0, 2.0])
+    assert np.allclose(c.command(q, qd, 0.0)[0], gravity_torques(arm, q))
+    c.set_mode('feedforward')
+    assert np.allclose(c.command(q, qd, 0.0)[0], gravity_torques(arm, q))   # no trajectory
+    c.set_trajectory(['joint1', 'joint2'], [1.0], [[1.0, 0.0]], None, None,
+                     start_time=0.0, now=0.0, q=q, qd=qd)
+    q_d, qd_d, qdd_d = c.desired(0.5, q)
+    assert np.allclose(q_d, [0.65, -0.2]) and np.allclose(qd_d, [0.7, 0.4])
+    assert np.allclose(c.command(q, qd, 0.5)[0], rnea(arm, q_d, qd_d, qdd_d))
+    c.set_mode('computed_torque')
+    e, ed = q_d - q, qd_d - qd
+    v = qdd_d + np.array([10.0, 20.0]) * e + np.array([1.0, 2.0]) * ed
+    expected = crba(arm, q) @ v + bias_torques(arm, q, qd)
+    assert np.allclose(c.command(q, qd, 0.5)[0], expected)
+    # without a trajectory computed torque holds where it started holding
+    c.trajectory = None
+    c.command(q, qd, 1.0)
+    q2 = q + 0.1
+    expected = crba(arm, q2) @ (np.array([10.0, 20.0]) * (q - q2) - np.array([1.0, 2.0]) * qd) \
+        + bias_torques(arm, q2, qd)
+    assert np.allclose(c.command(q2, qd, 1.1)[0], expected)
+    with pytest.raises(ValueError, match='mode must be one of'):
+        c.set_mode('impedance')
+
+
+def test_limits_hardware_gravity_and_joint_subset(arm):
+    q = np.array([0.0, 0.0])   # horizontal: joint1 holds 98.1 + 19.62 N m
+    c = Controller(arm, joints=['joint2', 'joint1'], effort_limits={'joint1': 50.0})
+    tau, clamped = c.command(q, np.zeros(2), 0.0)
+    g = gravity_torques(arm, q)
+    assert tau.tolist() == [g[1], 50.0] and clamped.tolist() == [False, True]
+    c = Controller(arm, hardware_compensates_gravity=True)
+    assert np.allclose(c.command(q, np.zeros(2), 0.0)[0], 0.0)
+    with pytest.raises(ValueError, match='not movable joints'):
+        Controller(arm, joints=['joint1', 'elbow'])
+    with pytest.raises(ValueError, match='kp needs'):
+        Controller(arm, kp=[1.0, 2.0, 3.0])
+
+
+def test_timeout_behaviours(arm):
+    q = np.array([0.2, 0.1])
+    c = Controller(arm)
+    assert c.timeout_command('zero', q).tolist() == [0.0, 0.0]
+    assert np.allclose(c.timeout_command('gravity', q), gravity_torques(arm, q))
+    assert c.timeout_command('gravity', None).tolist() == [0.0, 0.0]
+
+
+def test_payload_and_trajectory_rules(arm):
+    q = np.array([0.0, 0.0])
+    c = Controller(arm, payload={'link': 'tool0', 'mass': 2.0})
+    # 2 kg at the tip (1.8 m from joint 1, 0.8 m from joint 2)
+    extra = gravity_torques(c.model, q) - gravity_torques(arm, q)
+    assert np.allclose(extra, [2.0 * 9.81 * 1.8, 2.0 * 9.81 * 0.8])
+    with pytest.raises(ValueError, match='unknown joints'):
+        c.set_trajectory(['joint9'], [1.0], [[0.0]], None, None, start_time=0, now=0, q=q, qd=q)
+    with pytest.raises(ValueError, match='ended'):
+        c.set_trajectory(['joint1'], [1.0], [[0.0]], None, None, start_time=0.0, now=5.0,
+                         q=q, qd=q)
+
+
+def test_inverse_dynamics_split(arm):
+    c = Controller(arm, default_positions={'joint1': 0.4})
+    effort, g, cor, inertial = c.inverse_dynamics(['joint2'], [0.3], [1.0], [2.0])
+    q, qd, qdd = np.array([0.4, 0.3]), np.array([0.0, 1.0]), np.array([0.0, 2.0])
+    assert effort[0] == pytest.approx(rnea(arm, q, qd, qdd)[1])
+    assert g[0] == pytest.approx(gravity_torques(arm, q)[1])
+    assert effort[0] == pytest.approx(g[0] + cor[0] + inertial[0])
+    for args, match in [((['joint1', 'x'], [0, 0]), 'unknown joints'),
+                        ((['joint1'], [0, 0]), 'position needs 1'),
+                        ((['joint1'], [np.nan]), 'NaN'),
+                        (([], []), 'empty')]:
+        with pytest.raises(ValueError, match=match):
+            c.inverse_dynamics(*args)
