@@ -66,6 +66,7 @@ class FeedforwardNode(Node):
         self.last_state = None          # monotonic time of the last valid joint_states
         self.stale = False
         self._warned = set()
+        self._last_warned = {}
         self._declaring = False
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
 
@@ -182,7 +183,15 @@ class FeedforwardNode(Node):
         return SetParametersResult(successful=True)
 
     # ---- inputs ------------------------------------------------------------------------------
-    def _once(self, key, message, level='warn'):
+    def _throttled(self, key, message, period=1.0):
+        """A warning at most every `period` s per key (rclpy throttles per call site, which would
+        hide a second, different reason)."""
+        now = time.monotonic()
+        if now - self._last_warned.get(key, -1e9) >= period:
+            self._last_warned[key] = now
+            self.get_logger().warning(message)
+
+    def _once(self, key, message, level='warning'):
         if key not in self._warned:
             self._warned.add(key)
             getattr(self.get_logger(), level)(message)
@@ -195,7 +204,7 @@ class FeedforwardNode(Node):
         try:
             q, qd = self.ctrl.state(msg.name, msg.position, msg.velocity)
         except ValueError as e:
-            self.get_logger().warn(f'rejected joint_states: {e}', throttle_duration_sec=1.0)
+            self._throttled(('state', str(e).split(' ')[0]), f'rejected joint_states: {e}')
             return
         self.q, self.qd = q, qd
         self.last_state = time.monotonic()
@@ -207,16 +216,16 @@ class FeedforwardNode(Node):
 
     def _on_trajectory(self, msg):
         log = self.get_logger()
+        if self.ctrl is not None and not msg.points:
+            self.ctrl.trajectory = None
+            self.ctrl.hold = None
+            log.info('empty trajectory: stopping the current one and holding position')
+            return
         if self.ctrl is None or self.q is None:
             log.error('rejected trajectory: ' + ('no robot_description yet' if self.ctrl is None
                                                  else 'no joint_states yet'))
             return
         now = self.get_clock().now().nanoseconds * 1e-9
-        if not msg.points:
-            self.ctrl.trajectory = None
-            self.ctrl.hold = None
-            log.info('empty trajectory: stopping the current one and holding position')
-            return
         stamp = Time.from_msg(msg.header.stamp).nanoseconds * 1e-9
         start = now if stamp == 0 else stamp
         times = [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in msg.points]
@@ -275,8 +284,7 @@ class FeedforwardNode(Node):
         tau, clamped = self.ctrl.command(self.q, self.qd, t)
         if clamped.any():
             names = [j for j, c in zip(self.ctrl.joints, clamped) if c]
-            self.get_logger().warn(f'effort clamped to the limits on {names}',
-                                   throttle_duration_sec=1.0)
+            self._throttled(('clamp', tuple(names)), f'effort clamped to the limits on {names}')
         self._publish(tau, self.ctrl.desired(t, self.q))
 
     def _on_rate(self):
@@ -294,7 +302,7 @@ class FeedforwardNode(Node):
             self.stale = True
             why = ('no joint_states yet' if age is None else
                    f'joint_states are {age:.3f} s old (state_timeout {self.values["state_timeout"]} s)')
-            self.get_logger().warn(f'{why}: commanding {behaviour} torque')
+            self.get_logger().warning(f'{why}: commanding {behaviour} torque')
         self._publish(self.ctrl.timeout_command(behaviour, self.q))
 
 

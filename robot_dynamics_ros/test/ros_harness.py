@@ -1,0 +1,160 @@
+"""Drive a node of this package in its own process over real rclpy topics and services.
+
+The environment (conftest.py) keeps DDS on loopback and on a domain private to the session.
+"""
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+import numpy as np
+import rclpy
+from rclpy.parameter import Parameter
+from rclpy.parameter_client import AsyncParameterClient
+from rosgraph_msgs.msg import Clock
+from sensor_msgs.msg import JointState
+from std_msgs.msg import Float64MultiArray, String
+from trajectory_msgs.msg import JointTrajectory
+
+from robot_dynamics_ros.ros_common import DESCRIPTION_QOS
+
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # robot_dynamics_ros/
+CONFIG = os.path.join(PACKAGE, 'config')
+
+
+def executable(name):
+    exe = shutil.which(name, path=os.path.dirname(sys.executable))
+    assert exe, f'console script {name} is not installed next to {sys.executable}'
+    return exe
+
+
+class NodeProcess:
+    """A node started from its console script with --ros-args; its output goes to a log file."""
+
+    def __init__(self, name, ros_args, log_path):
+        self.log_path = str(log_path)
+        self._log = open(self.log_path, 'w')
+        self.proc = subprocess.Popen([executable(name), '--ros-args', *ros_args],
+                                     stdout=self._log, stderr=subprocess.STDOUT)
+
+    def log(self):
+        with open(self.log_path) as f:
+            return f.read()
+
+    def wait_log(self, text, timeout=10.0):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if text in self.log():
+                return True
+            time.sleep(0.05)
+        return False
+
+    def alive(self):
+        return self.proc.poll() is None
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self._log.close()
+
+
+class Peer:
+    """The test's side: publishes description, joint states and clock; records commands."""
+
+    def __init__(self, name, target='inverse_dynamics_controller',
+                 command_topic='effort_controller/commands'):
+        self.node = rclpy.create_node(name)
+        self.commands = []
+        self.torques = []
+        self.node.create_subscription(Float64MultiArray, command_topic,
+                                      lambda m: self.commands.append(np.array(m.data)), 100)
+        self.node.create_subscription(JointState, f'/{target}/torques',
+                                      lambda m: self.torques.append(m), 100)
+        self.desc_pub = self.node.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
+        self.js_pub = self.node.create_publisher(JointState, 'joint_states', 10)
+        self.clock_pub = self.node.create_publisher(Clock, '/clock', 10)
+        self.traj_pub = self.node.create_publisher(JointTrajectory, f'/{target}/joint_trajectory',
+                                                   10)
+        self.params = AsyncParameterClient(self.node, target)
+        self.state = None          # (names, q, qd) republished while spinning
+        self.sim_time = None       # seconds, republished while spinning when set
+
+    def publish_description(self, xml):
+        self.desc_pub.publish(String(data=xml))
+
+    def publish_state(self, names, q, qd=()):
+        msg = JointState(name=list(names), position=[float(x) for x in q],
+                         velocity=[float(x) for x in qd])
+        msg.header.stamp = self.node.get_clock().now().to_msg()
+        self.js_pub.publish(msg)
+
+    def publish_trajectory(self, msg, timeout=10.0):
+        """Publish once the target subscribes (a message sent before discovery is lost)."""
+        assert self.spin_until(lambda: self.traj_pub.get_subscription_count() > 0, timeout), \
+            'nobody subscribes to the trajectory topic'
+        self.traj_pub.publish(msg)
+
+    def publish_clock(self, t):
+        msg = Clock()
+        msg.clock.sec = int(t)
+        msg.clock.nanosec = int(round((t - int(t)) * 1e9))
+        self.clock_pub.publish(msg)
+
+    def spin(self, seconds, period=0.01):
+        """Spin, republishing the clock and the current state every `period`."""
+        deadline = time.monotonic() + seconds
+        while time.monotonic() < deadline:
+            self._tick()
+            rclpy.spin_once(self.node, timeout_sec=period)
+
+    def _tick(self):
+        if self.sim_time is not None:
+            self.publish_clock(self.sim_time)
+        if self.state is not None:
+            self.publish_state(*self.state)
+
+    def spin_until(self, predicate, timeout=10.0, period=0.01):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            self._tick()
+            rclpy.spin_once(self.node, timeout_sec=period)
+            if predicate():
+                return True
+        return False
+
+    def command_close_to(self, expected, timeout=10.0, atol=1e-9, rtol=1e-9):
+        """Wait until the newest command equals `expected` (within tolerance); the newest
+        command (or None) on failure, for the assertion message."""
+        expected = np.asarray(expected)
+
+        def ok():
+            return (self.commands and self.commands[-1].shape == expected.shape
+                    and np.allclose(self.commands[-1], expected, atol=atol, rtol=rtol))
+        if self.spin_until(ok, timeout):
+            return True, self.commands[-1]
+        return False, (self.commands[-1] if self.commands else None)
+
+    def set_params(self, timeout=10.0, **values):
+        """Set parameters on the target; returns the list of SetParametersResult."""
+        assert self.params.wait_for_services(timeout_sec=timeout), 'parameter services missing'
+        params = [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]
+        future = self.params.set_parameters(params)
+        self.spin_until(future.done, timeout)
+        assert future.done(), 'set_parameters timed out'
+        return future.result().results
+
+    def call(self, client, request, timeout=10.0):
+        assert client.wait_for_service(timeout_sec=timeout), 'service not available'
+        future = client.call_async(request)
+        self.spin_until(future.done, timeout)
+        assert future.done(), 'service call timed out'
+        return future.result()
+
+    def destroy(self):
+        self.node.destroy_node()
