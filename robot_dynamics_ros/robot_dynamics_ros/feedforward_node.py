@@ -3,7 +3,8 @@
 Subscribes: ``robot_description`` (transient local; parameter fallback), ``/joint_states``,
 ``~/joint_trajectory``. Publishes: ``effort_controller/commands`` (std_msgs/Float64MultiArray in
 ``joints`` order, for ros2_control's ForwardCommandController with interface_name effort; remap
-it), ``~/torques`` (sensor_msgs/JointState: desired position and velocity, commanded effort).
+it), ``~/torques`` (sensor_msgs/JointState: desired position and velocity, commanded effort; stamped
+with the joint state the efforts answer, or the time they were computed).
 Serves ``~/inverse_dynamics`` (robot_dynamics_msgs/srv/InverseDynamics). The arithmetic lives in
 ``controller.py``; this module only translates messages.
 """
@@ -63,6 +64,7 @@ class FeedforwardNode(Node):
         self.ctrl = None
         self.model = None
         self.q = self.qd = None
+        self.state_stamp = None
         self.last_state = None          # monotonic time of the last valid joint_states
         self.stale = False
         self._warned = set()
@@ -207,6 +209,7 @@ class FeedforwardNode(Node):
             self._throttled(('state', str(e).split(' ')[0]), f'rejected joint_states: {e}')
             return
         self.q, self.qd = q, qd
+        self.state_stamp = msg.header.stamp
         self.last_state = time.monotonic()
         if self.stale:
             self.stale = False
@@ -270,10 +273,13 @@ class FeedforwardNode(Node):
         return res
 
     # ---- outputs -----------------------------------------------------------------------------
-    def _publish(self, tau, desired=None):
+    def _publish(self, tau, desired=None, stamp=None):
         self.cmd_pub.publish(Float64MultiArray(data=tau.tolist()))
         msg = JointState(name=list(self.ctrl.joints), effort=tau.tolist())
-        msg.header.stamp = self.get_clock().now().to_msg()
+        if stamp is not None and (stamp.sec or stamp.nanosec):
+            msg.header.stamp = stamp          # the joint state these efforts answer
+        else:
+            msg.header.stamp = self.get_clock().now().to_msg()
         if desired is not None:
             msg.position = desired[0][self.ctrl.cmd].tolist()
             msg.velocity = desired[1][self.ctrl.cmd].tolist()
@@ -285,7 +291,8 @@ class FeedforwardNode(Node):
         if clamped.any():
             names = [j for j, c in zip(self.ctrl.joints, clamped) if c]
             self._throttled(('clamp', tuple(names)), f'effort clamped to the limits on {names}')
-        self._publish(tau, self.ctrl.desired(t, self.q))
+        self._publish(tau, self.ctrl.desired(t, self.q),
+                      self.state_stamp if self.values['rate'] == 0 else None)
 
     def _on_rate(self):
         if self.ctrl is not None and self.q is not None and not self.stale:

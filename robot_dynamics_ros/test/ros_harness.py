@@ -89,9 +89,9 @@ class Peer:
         self.desc_pub.publish(String(data=xml))
 
     def publish_state(self, names, q, qd=()):
+        # unstamped: the node then stamps ~/torques with its own (simulated) clock
         msg = JointState(name=list(names), position=[float(x) for x in q],
                          velocity=[float(x) for x in qd])
-        msg.header.stamp = self.node.get_clock().now().to_msg()
         self.js_pub.publish(msg)
 
     def publish_trajectory(self, msg, timeout=10.0):
