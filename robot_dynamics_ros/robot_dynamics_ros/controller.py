@@ -167,12 +167,14 @@ class Controller:
         return q_, qd_, qdd_
 
     # ---- outputs ---------------------------------------------------------------------------
-    def full_torque(self, q, qd, t):
-        """Torques for every model joint, before joint selection and clamping."""
+    def full_torque(self, q, qd, t, des=None):
+        """Torques for every model joint, before joint selection and clamping (``des``: the
+        desired state at t when the caller has it already)."""
         m = self.model
         if self.mode == 'gravity':
             return np.zeros(m.n) if self.hardware_compensates_gravity else gravity_torques(m, q)
-        des = self.desired(t, q)
+        if des is None:
+            des = self.desired(t, q)
         if self.mode == 'feedforward':
             tau = gravity_torques(m, q) if des is None else rnea(m, *des)
         else:
@@ -186,9 +188,9 @@ class Controller:
             tau = tau - gravity_torques(m, q)
         return tau
 
-    def command(self, q, qd, t):
+    def command(self, q, qd, t, des=None):
         """(efforts of the commanded joints, clamped to the limits; mask of clamped joints)."""
-        tau = self.full_torque(q, qd, t)[self.cmd]
+        tau = self.full_torque(q, qd, t, des)[self.cmd]
         clamped = np.abs(tau) > self.limits
         if clamped.any():
             tau = np.clip(tau, -self.limits, self.limits)

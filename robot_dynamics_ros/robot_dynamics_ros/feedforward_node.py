@@ -273,26 +273,27 @@ class FeedforwardNode(Node):
         return res
 
     # ---- outputs -----------------------------------------------------------------------------
-    def _publish(self, tau, desired=None, stamp=None):
+    def _publish(self, tau, desired=None, stamp=None, now=None):
         self.cmd_pub.publish(Float64MultiArray(data=tau.tolist()))
-        msg = JointState(name=list(self.ctrl.joints), effort=tau.tolist())
+        msg = JointState(name=self.ctrl.joints, effort=tau.tolist())
         if stamp is not None and (stamp.sec or stamp.nanosec):
             msg.header.stamp = stamp          # the joint state these efforts answer
         else:
-            msg.header.stamp = self.get_clock().now().to_msg()
+            msg.header.stamp = (now or self.get_clock().now()).to_msg()
         if desired is not None:
             msg.position = desired[0][self.ctrl.cmd].tolist()
             msg.velocity = desired[1][self.ctrl.cmd].tolist()
         self.torque_pub.publish(msg)
 
     def _command(self):
-        t = self.get_clock().now().nanoseconds * 1e-9
-        tau, clamped = self.ctrl.command(self.q, self.qd, t)
+        now = self.get_clock().now()
+        t = now.nanoseconds * 1e-9
+        des = self.ctrl.desired(t, self.q)
+        tau, clamped = self.ctrl.command(self.q, self.qd, t, des)
         if clamped.any():
             names = [j for j, c in zip(self.ctrl.joints, clamped) if c]
             self._throttled(('clamp', tuple(names)), f'effort clamped to the limits on {names}')
-        self._publish(tau, self.ctrl.desired(t, self.q),
-                      self.state_stamp if self.values['rate'] == 0 else None)
+        self._publish(tau, des, self.state_stamp if self.values['rate'] == 0 else None, now)
 
     def _on_rate(self):
         if self.ctrl is not None and self.q is not None and not self.stale:
