@@ -1,0 +1,57 @@
+"""Kinetic and potential energy of a model (numpy; for tests and diagnostics, not a hot path)."""
+import math
+
+import numpy as np
+
+from .algorithms import crba
+
+
+def _joint_E(jtype, axis, q):
+    """(E, r) of the joint transform XJ(q): E = R(axis, q)^T for revolute, r = axis q prismatic."""
+    if jtype == 0:
+        k = axis
+        K = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+        R = np.eye(3) + math.sin(q) * K + (1 - math.cos(q)) * K @ K
+        return R.T, np.zeros(3)
+    return np.eye(3), axis * q
+
+
+def body_poses(model, q):
+    """(R, p) of every body frame in the root frame."""
+    poses = []
+    for i in range(model.n):
+        X = model.Xtree[i]
+        Et, rt = X[:3, :3], None
+        rx = -Et.T @ X[3:, :3]
+        rt = np.array([rx[2, 1], rx[0, 2], rx[1, 0]])
+        EJ, rJ = _joint_E(model.jtype[i], model.axis[i], q[i])
+        # child frame in parent coordinates: rotation (EJ Et)^T, origin rt + Et^T rJ
+        R_pc, p_pc = (EJ @ Et).T, rt + Et.T @ rJ
+        p = model.parent[i]
+        if p < 0:
+            poses.append((R_pc, p_pc))
+        else:
+            R0, p0 = poses[p]
+            poses.append((R0 @ R_pc, R0 @ p_pc + p0))
+    return poses
+
+
+def kinetic_energy(model, q, qd):
+    return 0.5 * qd @ crba(model, q) @ qd
+
+
+def potential_energy(model, q):
+    """-sum m_i g . c_i (zero at the root's origin)."""
+    g = model.gravity
+    U = 0.0
+    for i, (R, p) in enumerate(body_poses(model, q)):
+        m = model.I[i, 5, 5]
+        if m > 0:
+            hx = model.I[i, :3, 3:]                       # m cx
+            c = np.array([hx[2, 1], hx[0, 2], hx[1, 0]]) / m
+            U -= m * g @ (R @ c + p)
+    return U
+
+
+def total_energy(model, q, qd):
+    return kinetic_energy(model, q, qd) + potential_energy(model, q)

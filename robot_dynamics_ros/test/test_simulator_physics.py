@@ -1,0 +1,183 @@
+"""The ABA simulator without ROS: closed forms, conservation, friction, and Pinocchio's aba
+integrated with the same integrators."""
+import math
+
+import numpy as np
+import pinocchio as pin
+import pytest
+
+from robot_dynamics_ros.dynamics import (RobotModel, example_urdf, gravity_torques)
+from robot_dynamics_ros.dynamics.energy import total_energy
+from robot_dynamics_ros.simulator import SimulationDiverged, Simulator
+
+from conftest import robot_urdf
+from pinocchio_oracle import Oracle
+
+PENDULUM = '''<robot name="pendulum"><link name="base"/>
+<joint name="j" type="continuous"><parent link="base"/><child link="rod"/><axis xyz="0 1 0"/></joint>
+<link name="rod"><inertial><origin xyz="0 0 -{l}"/><mass value="{m}"/>
+<inertia ixx="{i}" ixy="0" ixz="0" iyy="{i}" iyz="0" izz="0"/></inertial></link></robot>'''
+
+SLIDER = '''<robot name="slider"><link name="base"/>
+<joint name="x" type="prismatic"><parent link="base"/><child link="cart"/><axis xyz="{axis}"/>
+<limit lower="-10" upper="10" effort="1000" velocity="10"/>
+<dynamics damping="0" friction="{fc}"/></joint>
+<link name="cart"><inertial><mass value="{m}"/><inertia ixx="0.1" ixy="0" ixz="0" iyy="0.1"
+iyz="0" izz="0.1"/></inertial></link></robot>'''
+
+
+def crossings(t, x):
+    """Times where x crosses zero upwards (linear interpolation)."""
+    s = np.flatnonzero((x[:-1] < 0) & (x[1:] >= 0))
+    return t[s] - x[s] * (t[s + 1] - t[s]) / (x[s + 1] - x[s])
+
+
+@pytest.mark.parametrize('integrator', ['semi_implicit_euler', 'rk4'])
+def test_pendulum_period(integrator):
+    m, l, i = 2.0, 0.6, 0.01
+    model = RobotModel.from_urdf(PENDULUM.format(m=m, l=l, i=i))
+    T = 2 * math.pi * math.sqrt((i + m * l * l) / (m * 9.81 * l))
+    sim = Simulator(model, dt=1e-3, integrator=integrator, q0=[0.01])
+    ts, xs = [], []
+    for _ in range(10000):
+        sim.step([0.0])
+        ts.append(sim.t)
+        xs.append(sim.q[0])
+    periods = np.diff(crossings(np.array(ts), np.array(xs)))
+    assert len(periods) >= 5
+    # small amplitude: the period differs from the linear one by theta0^2 / 16 = 6e-6
+    assert abs(periods.mean() - T) / T < 2e-4, (periods.mean(), T)
+
+
+# The 2R arm released from q = (0.3, 0.2) rad swings chaotically for 10 s (peak speeds of several
+# rad/s; m g L ~ 150 J). Measured max |E - E0| at dt = 1 ms: semi-implicit Euler 5.39 J (a bounded,
+# first-order oscillation: 2.73 J at 0.5 ms, 1.38 J at 0.25 ms, no drift), RK4 1.05e-7 J.
+ENERGY_BOUNDS = {'semi_implicit_euler': 8.0, 'rk4': 5e-7}
+
+
+def energy_error(integrator, dt, seconds=10.0):
+    model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+    sim = Simulator(model, dt=dt, integrator=integrator, q0=[0.3, 0.2], position_limits=False)
+    E0 = total_energy(model, sim.q, sim.qd)
+    err, every = 0.0, int(round(0.05 / dt))
+    for k in range(int(round(seconds / dt))):
+        sim.step(np.zeros(2))
+        if k % every == 0:
+            err = max(err, abs(total_energy(model, sim.q, sim.qd) - E0))
+    assert np.abs(sim.qd).max() > 0.5      # it did move
+    return err
+
+
+@pytest.mark.parametrize('integrator', ['semi_implicit_euler', 'rk4'])
+def test_energy_is_conserved_without_damping_or_torque(integrator):
+    err = energy_error(integrator, 1e-3)
+    print(f'{integrator}: max |E - E0| over 10 s = {err:.3g} J')
+    assert err < ENERGY_BOUNDS[integrator]
+
+
+def test_semi_implicit_euler_energy_error_is_first_order():
+    e1, e2 = energy_error('semi_implicit_euler', 1e-3), energy_error('semi_implicit_euler', 5e-4)
+    assert 0.4 < e2 / e1 < 0.6, (e1, e2)
+
+
+@pytest.mark.parametrize('robot', ['panda', 'ur5'])
+def test_gravity_compensation_holds_still(robot):
+    model = RobotModel.from_urdf(robot_urdf(robot))
+    q0 = np.clip(np.linspace(-0.8, 0.9, model.n), model.position_limits[:, 0],
+                 model.position_limits[:, 1])
+    for integrator in ('semi_implicit_euler', 'rk4'):
+        sim = Simulator(model, dt=1e-3, integrator=integrator, q0=q0, damping=0.0, friction=0.0)
+        for _ in range(2000):
+            sim.step(gravity_torques(model, sim.q))
+        assert np.abs(sim.q - q0).max() < 1e-9 and np.abs(sim.qd).max() < 1e-9
+
+
+def test_friction_stops_a_sliding_joint():
+    m, fc = 2.0, 3.0
+    model = RobotModel.from_urdf(SLIDER.format(axis='1 0 0', fc=fc, m=m))
+    sim = Simulator(model, dt=1e-3, qd0=[1.0])
+    stop = None
+    for _ in range(1500):
+        sim.step([0.0])
+        if stop is None and sim.qd[0] == 0.0:
+            stop = (sim.t, sim.q[0])
+    a = fc / m
+    assert stop is not None
+    assert stop[0] == pytest.approx(1.0 / a, abs=2e-3)              # v0 / a
+    assert stop[1] == pytest.approx(1.0 / (2 * a), abs=2e-3)        # v0^2 / (2 a)
+    assert sim.qd[0] == 0.0 and sim.q[0] == stop[1]                 # and it stays stuck
+
+
+def test_stiction_holds_below_and_slips_above_the_friction():
+    m, fc = 2.0, 3.0
+    model = RobotModel.from_urdf(SLIDER.format(axis='1 0 0', fc=fc, m=m))
+    sim = Simulator(model, dt=1e-3)
+    for _ in range(500):
+        sim.step([2.9])
+    assert sim.q[0] == 0.0 and sim.qd[0] == 0.0
+    sim = Simulator(model, dt=1e-3)
+    for _ in range(1000):
+        sim.step([3.5])
+    assert sim.qd[0] == pytest.approx((3.5 - fc) / m * 1.0, rel=2e-3)
+    # a vertical slider: stiction (20 N) holds the weight (9.81 N), 5 N does not
+    for fc_v, held in ((20.0, True), (5.0, False)):
+        vert = RobotModel.from_urdf(SLIDER.format(axis='0 0 1', fc=fc_v, m=1.0))
+        sim = Simulator(vert, dt=1e-3)
+        for _ in range(500):
+            sim.step([0.0])
+        assert (sim.q[0] == 0.0) == held
+        if not held:
+            assert sim.qd[0] == pytest.approx(-(9.81 - 5.0) * 0.5, rel=5e-3)
+
+
+@pytest.mark.parametrize('integrator', ['semi_implicit_euler', 'rk4'])
+def test_matches_pinocchio_aba_with_the_same_integrator(integrator):
+    xml = robot_urdf('panda')
+    model = RobotModel.from_urdf(xml)
+    oracle = Oracle(xml, model)
+    rng = np.random.default_rng(4)
+    q0 = rng.uniform(-0.5, 0.5, model.n)
+    tau = rng.normal(size=model.n) * 2
+    dt = 1e-3
+    sim = Simulator(model, dt=dt, integrator=integrator, q0=q0, damping=0.0, friction=0.0,
+                    position_limits=False, effort_limits=False, max_velocity=1e9)
+    f = lambda q, v: oracle.aba(q, v, tau)  # noqa: E731
+    q, v = q0.copy(), np.zeros(model.n)
+    for _ in range(500):
+        sim.step(tau)
+        if integrator == 'semi_implicit_euler':
+            v = v + dt * f(q, v)
+            q = q + dt * v
+        else:
+            a1 = f(q, v)
+            a2 = f(q + dt / 2 * v, v + dt / 2 * a1)
+            a3 = f(q + dt / 2 * (v + dt / 2 * a1), v + dt / 2 * a2)
+            a4 = f(q + dt * (v + dt / 2 * a2), v + dt * a3)
+            q, v = (q + dt / 6 * (v + 2 * (v + dt / 2 * a1) + 2 * (v + dt / 2 * a2) + (v + dt * a3)),
+                    v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4))
+    assert np.abs(sim.q - q).max() <= 1e-9 * max(1.0, np.abs(q).max())
+    assert np.abs(sim.qd - v).max() <= 1e-9 * max(1.0, np.abs(v).max())
+
+
+def test_hard_stop_zeroes_the_velocity_into_the_limit():
+    model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+    sim = Simulator(model, dt=1e-3, q0=[3.2, 0.0], qd0=[2.0, 0.0])
+    for _ in range(200):
+        sim.step(gravity_torques(model, sim.q) + np.array([50.0, 0.0]))
+    assert sim.q[0] == model.position_limits[0, 1] and sim.qd[0] == 0.0
+
+
+def test_blow_up_stops_and_keeps_the_last_valid_state():
+    model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+    sim = Simulator(model, dt=1e-3, q0=[0.0, 0.0], effort_limits=False, max_velocity=50.0)
+    with pytest.raises(SimulationDiverged, match='joint'):
+        for _ in range(1000):
+            sim.step([1e5, -1e5])
+    assert np.all(np.isfinite(sim.q)) and np.abs(sim.qd).max() <= 50.0
+
+
+def test_effort_limits_clamp_the_input():
+    model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+    sim = Simulator(model, dt=1e-3, q0=[0.0, 0.0])
+    sim.step([1e4, -1e4])
+    assert sim.applied.tolist() == [400.0, -200.0]
