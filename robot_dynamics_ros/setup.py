@@ -27,6 +27,8 @@ setup(
         'console_scripts': [
             'robot-dynamics = robot_dynamics_ros.cli:main',
             'feedforward_node = robot_dynamics_ros.feedforward_node:main',
+            'simulator_node = robot_dynamics_ros.simulator_node:main',
+            'closed-loop-demo = robot_dynamics_ros.demo:main',
         ],
     },
 )
