@@ -65,6 +65,7 @@ class SimulatorNode(Node):
         self.command = None
         self.last_command = None
         self.halted = False
+        self.reanchor = True
         self._warned = {}
         self.js_pub = self.create_publisher(JointState, 'joint_states', 10)
         self.clock_pub = self.create_publisher(Clock, '/clock', 10) if v['publish_clock'] else None
@@ -134,6 +135,7 @@ class SimulatorNode(Node):
             self.sim, self.joints, self.q0 = sim, joints, q0
             self.cmd_idx = np.array([model.index(j) for j in joints], dtype=np.int64)
             self.command, self.last_command, self.halted = None, None, False
+            self.reanchor = True
         self.get_logger().info(
             f'simulating "{model.name}" ({model.n} joints) from {source}: dt {v["timestep"]} s, '
             f'{v["integrator"]}, joint_states at {v["publish_rate"]} Hz, real-time factor '
@@ -161,6 +163,7 @@ class SimulatorNode(Node):
                 return response
             self.sim.reset(self.q0)
             self.command, self.last_command, self.halted = None, None, False
+            self.reanchor = True            # pace from now, not from the old start
         self.get_logger().info('reset to initial_positions')
         response.success, response.message = True, 'reset to initial_positions'
         return response
@@ -172,15 +175,15 @@ class SimulatorNode(Node):
         publish_every = max(1, int(round(1.0 / (v['publish_rate'] * dt))))
         k = 0
         timed_out = False
-        wall0, sim0 = time.perf_counter(), None
+        wall0, sim0 = time.perf_counter(), 0.0
         while self.running and rclpy.ok():
             with self.lock:
                 sim = self.sim
                 if sim is None or self.halted:
                     pass
                 else:
-                    if sim0 is None or sim.t < sim0:
-                        wall0, sim0 = time.perf_counter(), sim.t
+                    if self.reanchor:
+                        wall0, sim0, self.reanchor = time.perf_counter(), sim.t, False
                     tau = np.zeros(sim.model.n)
                     fresh = (self.last_command is not None and
                              time.monotonic() - self.last_command <= v['command_timeout'])
@@ -205,6 +208,14 @@ class SimulatorNode(Node):
                 continue
             if rtf > 0:
                 target = wall0 + (sim.t - sim0) / rtf
+                lag = time.perf_counter() - target
+                if lag > 0.1:
+                    # too slow for this real-time factor: drop the lag rather than racing to
+                    # catch up (which would starve the command callbacks)
+                    self._throttled('lag', f'simulation {lag * 1e3:.0f} ms behind real time '
+                                           f'(real_time_factor {rtf}): skipping ahead', 10.0)
+                    wall0, sim0 = time.perf_counter(), sim.t
+                    continue
                 while True:
                     left = target - time.perf_counter()
                     if left <= 0:

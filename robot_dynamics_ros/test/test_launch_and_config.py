@@ -32,8 +32,12 @@ def launch_calls(path):
     return tree, out
 
 
+EXTERNAL = {'robot_state_publisher': 'robot_state_publisher'}   # package -> executable
+
+
 def test_there_are_launch_files():
-    assert any(p.endswith('feedforward.launch.py') for p in LAUNCH)
+    names = {os.path.basename(p) for p in LAUNCH}
+    assert {'feedforward.launch.py', 'simulation.launch.py'} <= names
 
 
 def test_launch_files_name_existing_executables_and_files():
@@ -44,8 +48,10 @@ def test_launch_files_name_existing_executables_and_files():
         assert any(isinstance(n, ast.FunctionDef) and n.name == 'generate_launch_description'
                    for n in tree.body)
         for exe, pkg, _, _ in nodes:
-            assert pkg == 'robot_dynamics_ros'
-            assert exe in scripts, f'{path}: executable {exe} is not a console script'
+            if pkg == 'robot_dynamics_ros':
+                assert exe in scripts, f'{path}: executable {exe} is not a console script'
+            else:
+                assert EXTERNAL.get(pkg) == exe, f'{path}: unexpected node {pkg}/{exe}'
         # every config file named in the launch file is shipped
         literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
                     and isinstance(n.value, str)]
@@ -55,27 +61,41 @@ def test_launch_files_name_existing_executables_and_files():
                 assert os.path.isfile(os.path.join(PACKAGE, sub, lit)), f'{path}: {lit} missing'
 
 
-def test_feedforward_yaml_sets_only_declared_parameters():
-    from robot_dynamics_ros.feedforward_node import DYNAMIC_PREFIXES, NODE_NAME, PARAMETERS
-    with open(os.path.join(PACKAGE, 'config', 'feedforward.yaml')) as f:
-        doc = yaml.safe_load(f)
-    params = doc[NODE_NAME]['ros__parameters']
+def node_parameters():
+    from robot_dynamics_ros import feedforward_node, simulator_node
+    return {feedforward_node.NODE_NAME: (feedforward_node.PARAMETERS,
+                                         feedforward_node.DYNAMIC_PREFIXES),
+            simulator_node.NODE_NAME: (simulator_node.PARAMETERS, ())}
 
-    def flatten(d, prefix=''):
-        for k, v in d.items():
-            if isinstance(v, dict):
-                yield from flatten(v, f'{prefix}{k}.')
-            else:
-                yield f'{prefix}{k}', v
-    names = dict(flatten(params))
-    assert names, 'feedforward.yaml sets no parameter'
-    for name, value in names.items():
-        assert name in PARAMETERS or name.startswith(DYNAMIC_PREFIXES), \
-            f'feedforward.yaml sets {name}, which the node does not declare'
-        if name in PARAMETERS:
-            kind = PARAMETERS[name][0]
-            expected = {str: str, float: float, bool: bool, 'float[]': list, 'str[]': list}[kind]
-            assert isinstance(value, expected), f'{name}: {value!r} is not {kind}'
+
+def flatten(d, prefix=''):
+    for k, v in d.items():
+        if isinstance(v, dict):
+            yield from flatten(v, f'{prefix}{k}.')
+        else:
+            yield f'{prefix}{k}', v
+
+
+def test_yaml_files_set_only_declared_parameters():
+    known = node_parameters()
+    for yaml_name in ('feedforward.yaml', 'simulation.yaml'):
+        with open(os.path.join(PACKAGE, 'config', yaml_name)) as f:
+            doc = yaml.safe_load(f)
+        assert doc, yaml_name
+        for key, section in doc.items():
+            node_name = key.split('/')[-1]          # '/**/name' and 'name' both name a node
+            assert node_name in known, f'{yaml_name}: no node named {node_name}'
+            params, dynamic = known[node_name]
+            names = dict(flatten(section['ros__parameters']))
+            assert names, f'{yaml_name}: {node_name} sets no parameter'
+            for name, value in names.items():
+                assert name in params or name.startswith(dynamic), \
+                    f'{yaml_name} sets {node_name}.{name}, which the node does not declare'
+                if name in params:
+                    kind = params[name][0]
+                    expected = {str: str, float: float, bool: bool, 'float[]': list,
+                                'str[]': list}[kind]
+                    assert isinstance(value, expected), f'{name}: {value!r} is not {kind}'
 
 
 def test_ros2_control_examples_are_forward_command_controllers_on_effort():

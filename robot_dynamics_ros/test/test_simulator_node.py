@@ -1,0 +1,166 @@
+"""simulator_node in its own process over real rclpy: commands in, joint_states out, timeout,
+reset, bad commands, and the URDF it publishes for the controller."""
+import os
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+
+from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
+from robot_dynamics_ros.ros_common import DESCRIPTION_QOS  # noqa: E402
+
+from ros_harness import CONFIG, NodeProcess  # noqa: E402
+
+Q0 = [0.5, -0.3]
+
+
+@pytest.fixture(scope='module')
+def sim(tmp_path_factory):
+    rclpy.init()
+    proc = NodeProcess('simulator_node',
+                       ['--params-file', os.path.join(CONFIG, 'simulation.yaml'),
+                        '-r', '__ns:=/simtest', '-p', f'urdf_file:={example_urdf("planar_2r")}',
+                        '-p', f'initial_positions:={Q0}', '-p', 'command_timeout:=0.2'],
+                       tmp_path_factory.mktemp('sim') / 'sim.log')
+    node = rclpy.create_node('sim_peer', namespace='/simtest')
+    states, descriptions = [], []
+    responder = [None]          # f(joint_state) -> command, answered from the callback itself
+
+    def on_state(m):
+        states.append(m)
+        if responder[0] is not None:
+            pub.publish(Float64MultiArray(data=[float(x) for x in responder[0](m)]))
+    node.create_subscription(JointState, 'joint_states', on_state, 1)
+    node.create_subscription(String, 'robot_description', descriptions.append, DESCRIPTION_QOS)
+    pub = node.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+    reset = node.create_client(Trigger, 'dynamics_simulator/reset')
+    model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+
+    class S:
+        pass
+    s = S()
+    s.proc, s.node, s.states, s.descriptions, s.pub, s.reset, s.model = (
+        proc, node, states, descriptions, pub, reset, model)
+    s.responder = responder
+
+    def spin(seconds, command=None):
+        """Spin; `command`: a list to publish, or a function answering every joint state."""
+        end = time.monotonic() + seconds
+        responder[0] = command if callable(command) else None
+        try:
+            while time.monotonic() < end:
+                if command is not None and not callable(command):
+                    pub.publish(Float64MultiArray(data=[float(x) for x in command]))
+                rclpy.spin_once(node, timeout_sec=0.005)
+        finally:
+            responder[0] = None
+    s.spin = spin
+
+    def do_reset():
+        assert reset.wait_for_service(timeout_sec=20)
+        fut = reset.call_async(Trigger.Request())
+        end = time.monotonic() + 10
+        while not fut.done() and time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.01)
+        return fut.result()
+    s.do_reset = do_reset
+    assert proc.wait_log('simulating "planar_2r"', 20), proc.log()
+    s.spin(1.0)
+    yield s
+    node.destroy_node()
+    rclpy.shutdown()
+    proc.stop()
+
+
+def test_publishes_joint_states_and_the_description(sim):
+    assert len(sim.states) > 100
+    m = sim.states[-1]
+    assert list(m.name) == ['joint1', 'joint2'] and len(m.velocity) == 2 and len(m.effort) == 2
+    assert sim.descriptions and 'planar_2r' in sim.descriptions[-1].data
+    # about 1000 joint_states a second (publish_rate 1000 in simulation.yaml, real time)
+    n0 = len(sim.states)
+    t0 = time.monotonic()
+    sim.spin(1.0)
+    rate = (len(sim.states) - n0) / (time.monotonic() - t0)
+    assert rate > 800, rate
+
+
+def test_commands_are_applied_and_gravity_holds(sim):
+    g = gravity_torques(sim.model, np.array(Q0))
+    sim.spin(0.3, command=g)                       # commands flowing before the reset
+    n = len(sim.states)
+    assert sim.do_reset().success
+    sim.spin(0.3, command=g)
+    after = sim.states[n:]
+    applied = [m for m in after if np.allclose(m.effort, g, atol=1e-9)]
+    assert len(applied) > 100, 'the command is not what the simulator applies'
+    # g(Q0) holds the arm at Q0 (an unstable equilibrium, and the reset zeroes the command until
+    # the next one arrives: checked over the first 0.1 s; falling freely moves it ~0.15 rad)
+    start = next(k for k, m in enumerate(after) if np.abs(np.array(m.position) - Q0).max() < 2e-3)
+    window = after[start:start + 100]
+    assert len(window) == 100
+    assert max(np.abs(np.array(m.position) - Q0).max() for m in window) < 1e-2
+
+def test_command_timeout_gives_zero_torque(sim):
+    sim.spin(0.3, command=gravity_torques(sim.model, np.array(Q0)))
+    # stop commanding: after command_timeout (0.2 s) the torque is zero and the arm falls
+    sim.spin(1.0)
+    assert 'applying zero torque' in sim.proc.log()
+    assert np.all(np.array(sim.states[-1].effort) == 0.0)
+    assert np.abs(np.array(sim.states[-1].position) - Q0).max() > 0.1
+
+
+def test_reset_returns_to_the_initial_positions(sim):
+    sim.spin(0.5)                                   # let it fall somewhere else first
+    assert np.abs(np.array(sim.states[-1].position) - Q0).max() > 0.1
+    n = len(sim.states)
+    assert sim.do_reset().success
+    sim.spin(0.1)
+    after = [np.array(m.position) for m in sim.states[n:]]
+    assert any(np.abs(q - Q0).max() < 1e-3 for q in after)
+    assert 'reset to initial_positions' in sim.proc.log()
+
+
+def test_bad_commands_are_rejected(sim):
+    assert sim.do_reset().success
+    sim.spin(0.3, command=[1.0, 2.0, 3.0])
+    sim.spin(0.3, command=[float('nan'), 0.0])
+    log = sim.proc.log()
+    assert 'rejected command: 3 values for 2 joints' in log
+    assert 'rejected command: NaN or Inf' in log
+    assert all(np.all(np.isfinite(m.effort)) and np.all(np.array(m.effort) == 0.0)
+               for m in sim.states[-50:])
+    assert sim.proc.alive()
+
+
+def test_effort_limits_clamp_commands(sim):
+    assert sim.do_reset().success
+    sim.spin(0.2, command=[1e4, -1e4])
+    assert list(sim.states[-1].effort) == [400.0, -200.0]
+    assert sim.do_reset().success
+
+
+def test_bad_parameters_stop_the_node_with_a_message(tmp_path):
+    proc = NodeProcess('simulator_node', ['-r', '__ns:=/badsim', '-p', 'integrator:=verlet'],
+                       tmp_path / 'bad.log')
+    try:
+        proc.proc.wait(timeout=30)
+        assert proc.proc.returncode != 0
+        assert 'integrator must be one of' in proc.log()
+        assert 'Traceback' not in proc.log()
+    finally:
+        proc.stop()
+    proc = NodeProcess('simulator_node', ['-r', '__ns:=/badsim', '-p', 'urdf_file:=/no/such.urdf'],
+                       tmp_path / 'bad2.log')
+    try:
+        proc.proc.wait(timeout=30)
+        assert proc.proc.returncode != 0 and 'cannot read urdf_file' in proc.log()
+    finally:
+        proc.stop()
