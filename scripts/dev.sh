@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Sets up robot_dynamics_ros without a ROS install and runs its jobs.
 #
-#   bash scripts/dev.sh demo      set up (if needed) and run the main job
+#   bash scripts/dev.sh demo      set up (if needed) and run the main job: the closed-loop demo
 #   bash scripts/dev.sh test      set up (if needed) and run the test suite
 #   bash scripts/dev.sh bench     set up (if needed) and run every benchmark in bench/
 #   bash scripts/dev.sh setup     only set up
@@ -106,7 +106,9 @@ install_pkg() {
   pip_install --no-deps --no-build-isolation --force-reinstall "$ROOT/robot_dynamics_ros"
   # Compile the numba kernels once now, so that the first run (or the first test) does not pay it.
   ros_env
-  "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d; d.warmup()'
+  "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d; d.warmup()
+from robot_dynamics_ros.simulator import Simulator
+s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])'
 }
 
 setup() {
@@ -129,7 +131,7 @@ case "$cmd" in
   setup) setup ;;
   demo)
     setup; ros_env
-    exec "$VENV/bin/robot-dynamics" torques --plot "${RDR_DEMO_PLOT:-$ROOT/torques_2r.png}" "$@" ;;
+    exec "$VENV/bin/closed-loop-demo" --plot "${RDR_DEMO_PLOT:-$ROOT/closed_loop.png}" "$@" ;;
   test)
     setup; ros_env
     cd "$ROOT"

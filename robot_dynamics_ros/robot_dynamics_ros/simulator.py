@@ -19,14 +19,46 @@ A NaN/Inf or a velocity above ``max_velocity`` raises ``SimulationDiverged`` and
 at its last valid value.
 """
 import numpy as np
+from numba import njit
 
 from .dynamics import aba, crba, rnea
+from .dynamics.kernels import FDab
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 
 
 class SimulationDiverged(RuntimeError):
     pass
+
+
+@njit(cache=True)
+def _semi_implicit_euler(model, ws, no_f_ext, q, qd, tau, extra, damping, effort, lower, upper,
+                         friction, v_eps, vmax, dt, applied, u, qdd, q_new, qd_new):
+    """One semi-implicit Euler step in compiled code (the numpy version costs ~2.5x more).
+    Returns 0, or 1 + the index of the first joint whose state is NaN/Inf or too fast."""
+    n = q.shape[0]
+    for i in range(n):
+        applied[i] = min(max(tau[i], -effort[i]), effort[i])
+        u[i] = applied[i] + extra[i] - damping[i] * qd[i]
+    FDab(model, ws, q, qd, u, no_f_ext, qdd)
+    for i in range(n):
+        qd_new[i] = qd[i] + dt * qdd[i]
+        # Coulomb friction does not reverse a motion within a step: the joint stops
+        if friction[i] > 0 and abs(qd[i]) > v_eps and qd_new[i] * qd[i] < 0:
+            qd_new[i] = 0.0
+        q_new[i] = q[i] + dt * qd_new[i]
+        if q_new[i] < lower[i]:
+            q_new[i] = lower[i]
+            if qd_new[i] < 0:
+                qd_new[i] = 0.0
+        elif q_new[i] > upper[i]:
+            q_new[i] = upper[i]
+            if qd_new[i] > 0:
+                qd_new[i] = 0.0
+    for i in range(n):
+        if not (np.isfinite(q_new[i]) and np.isfinite(qd_new[i])) or abs(qd_new[i]) > vmax[i]:
+            return 1 + i
+    return 0
 
 
 class Simulator:
@@ -57,6 +89,9 @@ class Simulator:
         self.qd = np.zeros(n) if qd0 is None else _per_joint(qd0, n, 'initial velocities').copy()
         self.t = 0.0
         self.applied = np.zeros(n)          # the clamped command of the last step
+        self._frictionless = not np.any(self.static_friction > 0)
+        self._no_friction = np.zeros(n)
+        self._u, self._qdd = np.zeros(n), np.zeros(n)
 
     def reset(self, q0, qd0=None):
         n = self.model.n
@@ -100,42 +135,56 @@ class Simulator:
 
     def step(self, tau):
         """Advance by dt with joint torques ``tau`` (model order); returns (q, qd)."""
-        tau = np.clip(np.asarray(tau, dtype=float), -self.effort, self.effort)
-        self.applied = tau
+        tau = np.asarray(tau, dtype=float)
         q, qd, dt = self.q, self.qd, self.dt
-        f = self.coulomb(q, qd, tau - self.damping * qd)
-        u = tau + f
         if self.integrator == 'semi_implicit_euler':
-            qd_new = qd + dt * self.acceleration(q, qd, u)
-            q_new = q + dt * qd_new
+            f = self._no_friction if self._frictionless else self.coulomb(
+                q, qd, np.clip(tau, -self.effort, self.effort) - self.damping * qd)
+            m, n = self.model, self.model.n
+            q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
+            bad = _semi_implicit_euler(m._model, m._ws, m._no_f_ext, q, qd, tau, f, self.damping,
+                                       self.effort, self.lower, self.upper, self.friction,
+                                       self.v_eps, self.max_velocity, dt, applied, self._u,
+                                       self._qdd, q_new, qd_new)
+            if bad:
+                self._diverged(bad - 1, q_new, qd_new)
+            self.applied = applied
         else:
+            tau = np.clip(tau, -self.effort, self.effort)
+            self.applied = tau
+            f = self.coulomb(q, qd, tau - self.damping * qd)
+            u = tau + f
             k1v, k1a = qd, self.acceleration(q, qd, u)
-            k2v, k2a = qd + 0.5 * dt * k1a, self.acceleration(q + 0.5 * dt * k1v, qd + 0.5 * dt * k1a, u)
-            k3v, k3a = qd + 0.5 * dt * k2a, self.acceleration(q + 0.5 * dt * k2v, qd + 0.5 * dt * k2a, u)
-            k4v, k4a = qd + dt * k3a, self.acceleration(q + dt * k3v, qd + dt * k3a, u)
+            k2v = qd + 0.5 * dt * k1a
+            k2a = self.acceleration(q + 0.5 * dt * k1v, k2v, u)
+            k3v = qd + 0.5 * dt * k2a
+            k3a = self.acceleration(q + 0.5 * dt * k2v, k3v, u)
+            k4v = qd + dt * k3a
+            k4a = self.acceleration(q + dt * k3v, k4v, u)
             q_new = q + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
             qd_new = qd + dt / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
-        # Coulomb friction does not reverse a motion within a step: the joint stops
-        reversed_ = (self.friction > 0) & (np.abs(qd) > self.v_eps) & (np.sign(qd_new) != np.sign(qd))
-        if reversed_.any():
+            reversed_ = ((self.friction > 0) & (np.abs(qd) > self.v_eps)
+                         & (qd_new * qd < 0))
             qd_new[reversed_] = 0.0
-        # hard stops
-        below, above = q_new < self.lower, q_new > self.upper
-        if below.any() or above.any():
+            below, above = q_new < self.lower, q_new > self.upper
             q_new = np.clip(q_new, self.lower, self.upper)
             qd_new[below & (qd_new < 0)] = 0.0
             qd_new[above & (qd_new > 0)] = 0.0
-        if not (np.all(np.isfinite(q_new)) and np.all(np.isfinite(qd_new))):
-            raise SimulationDiverged(f'the state became NaN/Inf at t = {self.t:.4f} s')
-        fast = np.abs(qd_new) > self.max_velocity
-        if fast.any():
-            j = int(np.flatnonzero(fast)[0])
-            raise SimulationDiverged(
-                f'joint {self.model.joint_names[j]} reached {qd_new[j]:.3g} (> '
-                f'{self.max_velocity[j]:.3g}) at t = {self.t:.4f} s')
+            bad = np.flatnonzero(~np.isfinite(q_new) | ~np.isfinite(qd_new)
+                                 | (np.abs(qd_new) > self.max_velocity))
+            if bad.size:
+                self._diverged(int(bad[0]), q_new, qd_new)
         self.q, self.qd = q_new, qd_new
         self.t += dt
         return self.q, self.qd
+
+    def _diverged(self, j, q_new, qd_new):
+        name = self.model.joint_names[j]
+        if not (np.isfinite(q_new[j]) and np.isfinite(qd_new[j])):
+            raise SimulationDiverged(f'the state of joint {name} became NaN/Inf at '
+                                     f't = {self.t:.4f} s')
+        raise SimulationDiverged(f'joint {name} reached {qd_new[j]:.3g} (> '
+                                 f'{self.max_velocity[j]:.3g}) at t = {self.t:.4f} s')
 
     def gravity_compensation(self):
         return rnea(self.model, self.q, np.zeros(self.model.n), np.zeros(self.model.n))

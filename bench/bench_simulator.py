@@ -1,0 +1,101 @@
+"""Speed of the ABA simulator: free-running steps per second, and real time in ROS at 1 kHz.
+
+    bash scripts/dev.sh run python bench/bench_simulator.py [--seconds 10]
+
+1. Free-running (no ROS), panda (9 joints), dt = 1 ms, zero torque: steps per second and the
+   real-time factor they allow, with each integrator. Target: >= 50x real time with
+   semi_implicit_euler.
+2. simulator_node on panda at timestep 1 ms, publish_rate 1000 Hz, real_time_factor 1,
+   publish_clock true, damping 2 N m s/rad (no controller: the arm falls), for --seconds: joint_states received per wall second and simulated time
+   over wall time (the real-time factor achieved). Target: sustains 1 kHz.
+DDS stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
+"""
+import argparse
+import os
+import random
+import subprocess
+import sys
+import sysconfig
+import time
+
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(30, 99)))
+
+import numpy as np  # noqa: E402
+
+from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
+from robot_dynamics_ros.simulator import Simulator  # noqa: E402
+
+PANDA = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
+                     'example-robot-data', 'robots', 'panda_description', 'urdf', 'panda.urdf')
+
+
+def free_running(integrator, steps):
+    model = RobotModel.from_urdf_file(PANDA)
+    sim = Simulator(model, dt=1e-3, integrator=integrator, q0=np.full(model.n, 0.1),
+                    max_velocity=1e9)
+    tau = np.zeros(model.n)
+    sim.step(tau)
+    best = 0.0
+    for _ in range(3):
+        t = time.perf_counter()
+        for _ in range(steps):
+            sim.step(tau)
+        best = max(best, steps / (time.perf_counter() - t))
+        sim.reset(np.full(model.n, 0.1))
+    return best
+
+
+def in_ros(seconds):
+    import rclpy
+    from sensor_msgs.msg import JointState
+    proc = subprocess.Popen([os.path.join(os.path.dirname(sys.executable), 'simulator_node'),
+                             '--ros-args', '-p', f'urdf_file:={PANDA}', '-p', 'timestep:=0.001',
+                             '-p', 'publish_rate:=1000.0', '-p', 'publish_clock:=true',
+                             '-p', 'real_time_factor:=1.0',
+                             # no controller here: damping keeps the falling arm from whipping
+                             # its wrist past the divergence guard
+                             '-p', 'damping:=[2.0]'],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    rclpy.init()
+    node = rclpy.create_node('sim_bench')
+    got = []
+    node.create_subscription(JointState, 'joint_states',
+                             lambda m: got.append((time.perf_counter(), m.header.stamp.sec
+                                                   + m.header.stamp.nanosec * 1e-9)), 1000)
+    try:
+        end = time.monotonic() + 30
+        while len(got) < 500 and time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.01)
+        n0 = len(got)
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.01)
+        data = got[n0:]
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+        proc.terminate()
+        proc.wait(timeout=10)
+    (w0, s0), (w1, s1) = data[0], data[-1]
+    gaps = np.diff([w for w, _ in data]) * 1e3
+    return len(data) / (w1 - w0), (s1 - s0) / (w1 - w0), np.percentile(gaps, 99), gaps.max()
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument('--seconds', type=float, default=10.0)
+    ap.add_argument('--steps', type=int, default=20000)
+    args = ap.parse_args()
+    print('free-running, panda, dt = 1 ms:')
+    for integrator in ('semi_implicit_euler', 'rk4'):
+        rate = free_running(integrator, args.steps)
+        target = ' (target >= 50x)' if integrator == 'semi_implicit_euler' else ''
+        print(f'  {integrator:<20} {rate:9.0f} steps/s = {rate / 1000:6.1f}x real time{target}')
+    hz, rtf, p99, worst = in_ros(args.seconds)
+    print(f'simulator_node, panda, 1 kHz, {args.seconds:.0f} s: {hz:.0f} joint_states/s received, '
+          f'real-time factor {rtf:.3f}; gap between messages p99 {p99:.2f} ms, max {worst:.2f} ms')
+
+
+if __name__ == '__main__':
+    main()
