@@ -48,6 +48,7 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
     os.environ.update(_env())
     import rclpy
     from sensor_msgs.msg import JointState
+    from std_srvs.srv import Trigger
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from .dynamics import RobotModel
@@ -95,6 +96,14 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
         if not ok:
             raise RuntimeError('the loop did not start (no commands from the controller); logs in '
                                + log_dir)
+        # The arm fell while the controller was still loading: put it back at the start at rest,
+        # and let the controller hold it there (an empty trajectory drops its old hold position).
+        reset = node.create_client(Trigger, '/dynamics_simulator/reset')
+        if not reset.wait_for_service(timeout_sec=10.0):
+            raise RuntimeError('simulator_node has no reset service; logs in ' + log_dir)
+        future = reset.call_async(Trigger.Request())
+        spin_for(10.0, future.done)
+        traj_pub.publish(JointTrajectory())
         spin_for(settle)
         # the trajectory: the quintic sampled every 50 ms with positions, velocities, accelerations
         t_pts = np.linspace(0.0, duration, int(round(duration / 0.05)) + 1)[1:]

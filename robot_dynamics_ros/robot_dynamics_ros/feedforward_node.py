@@ -12,10 +12,8 @@ import sys
 import time
 
 import numpy as np
-import rclpy
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
@@ -25,7 +23,7 @@ from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller
-from .ros_common import DescriptionSource, declare
+from .ros_common import DescriptionSource, Throttle, declare, run_node
 
 NODE_NAME = 'inverse_dynamics_controller'
 
@@ -68,7 +66,7 @@ class FeedforwardNode(Node):
         self.last_state = None          # monotonic time of the last valid joint_states
         self.stale = False
         self._warned = set()
-        self._last_warned = {}
+        self.throttle = Throttle(self.get_logger())
         self._declaring = False
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
 
@@ -185,14 +183,6 @@ class FeedforwardNode(Node):
         return SetParametersResult(successful=True)
 
     # ---- inputs ------------------------------------------------------------------------------
-    def _throttled(self, key, message, period=1.0):
-        """A warning at most every `period` s per key (rclpy throttles per call site, which would
-        hide a second, different reason)."""
-        now = time.monotonic()
-        if now - self._last_warned.get(key, -1e9) >= period:
-            self._last_warned[key] = now
-            self.get_logger().warning(message)
-
     def _once(self, key, message, level='warning'):
         if key not in self._warned:
             self._warned.add(key)
@@ -206,7 +196,8 @@ class FeedforwardNode(Node):
         try:
             q, qd = self.ctrl.state(msg.name, msg.position, msg.velocity)
         except ValueError as e:
-            self._throttled(('state', str(e).split(' ')[0]), f'rejected joint_states: {e}')
+            self.throttle.warning(('state', str(e).split(' ')[0]),
+                                  f'rejected joint_states: {e}')
             return
         self.q, self.qd = q, qd
         self.state_stamp = msg.header.stamp
@@ -292,7 +283,8 @@ class FeedforwardNode(Node):
         tau, clamped = self.ctrl.command(self.q, self.qd, t, des)
         if clamped.any():
             names = [j for j, c in zip(self.ctrl.joints, clamped) if c]
-            self._throttled(('clamp', tuple(names)), f'effort clamped to the limits on {names}')
+            self.throttle.warning(('clamp', tuple(names)),
+                                  f'effort clamped to the limits on {names}')
         self._publish(tau, des, self.state_stamp if self.values['rate'] == 0 else None, now)
 
     def _on_rate(self):
@@ -315,22 +307,7 @@ class FeedforwardNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = FeedforwardNode()
-        rclpy.spin(node)
-    except SystemExit as e:
-        print(e, file=sys.stderr)
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
-    return 0
+    return run_node(FeedforwardNode, args)
 
 
 if __name__ == '__main__':

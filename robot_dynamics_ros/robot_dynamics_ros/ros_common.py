@@ -1,5 +1,11 @@
-"""Pieces both nodes share: the robot_description source and parameter helpers."""
+"""Pieces both nodes share: the robot_description source, parameter and logging helpers, main()."""
+import sys
+import time
+
+import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
+from rclpy._rclpy_pybind11 import RCLError
+from rclpy.executors import ExternalShutdownException
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -65,3 +71,42 @@ class DescriptionSource:
         self.xml = xml
         self.on_model(model, xml, source)
         return True
+
+
+class Throttle:
+    """Warnings at most once per `period` seconds per key. (rclpy throttles per call site, which
+    would hide a second, different reason logged from the same line.)"""
+
+    def __init__(self, logger):
+        self.logger = logger
+        self.last = {}
+
+    def warning(self, key, message, period=1.0):
+        now = time.monotonic()
+        if now - self.last.get(key, -1e9) >= period:
+            self.last[key] = now
+            self.logger.warning(message)
+
+
+def run_node(node_class, args=None):
+    """rclpy.init, spin a node of ``node_class``, shut down; a SystemExit raised by the node's
+    constructor (an invalid parameter) is printed and gives exit status 1."""
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = node_class()
+        rclpy.spin(node)
+    except SystemExit as e:
+        print(e, file=sys.stderr)
+        return 1
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except RCLError:
+        if rclpy.ok():
+            raise                   # a real error; else SIGTERM shut the context down mid-spin
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+    return 0

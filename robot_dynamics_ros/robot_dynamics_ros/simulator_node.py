@@ -216,11 +216,9 @@ class SimulatorNode(Node):
                                            f'(real_time_factor {rtf}): skipping ahead', 10.0)
                     wall0, sim0 = time.perf_counter(), sim.t
                     continue
-                while True:
-                    left = target - time.perf_counter()
-                    if left <= 0:
-                        break
-                    time.sleep(left if left > 0.0005 else 0)
+                left = target - time.perf_counter()
+                if left > 0:
+                    time.sleep(left)        # a little late at worst; no busy wait on 2 cores
 
     def _publish(self, sim):
         msg = JointState(name=list(sim.model.joint_names), position=sim.q.tolist(),

@@ -3,7 +3,6 @@ import os
 import random
 import sysconfig
 
-import numpy as np
 import pytest
 
 # Every ROS process a test starts stays on loopback, on a domain private to this test session.

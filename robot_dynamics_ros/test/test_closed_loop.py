@@ -8,6 +8,8 @@ lag. Measured (closed-loop-demo, this machine): 2R RMS 0.18 / 0.54 deg, max 1.0 
 RMS <= 0.13 deg, max <= 0.49 deg. The bounds below leave about 3x for a loaded CI machine; an open
 loop (zero torque) or gravity-only control misses by tens of degrees.
 """
+import os
+
 import numpy as np
 import pytest
 
@@ -19,9 +21,15 @@ from conftest import ROBOTS, erd_root
 D = np.pi / 180
 
 
+@pytest.fixture(autouse=True)
+def own_domain(monkeypatch):
+    """The demo uses the global topic names: keep it off the domain of the other node tests."""
+    monkeypatch.setenv('ROS_DOMAIN_ID', str((int(os.environ['ROS_DOMAIN_ID']) + 1) % 100 or 1))
+
+
 def check(res, rms_deg, max_deg):
     print(demo.summary(res))
-    assert len(res['t']) > 1000
+    assert len(res['t']) > 400          # the loop ran (about 1 kHz when the machine is idle)
     assert res['t'][-1] > res['duration']
     rev = res['model'].jtype == 0
     assert np.all(res['rms'][rev] < rms_deg * D), res['rms'] / D
@@ -41,7 +49,6 @@ def test_2r_quintic_of_the_notes(tmp_path):
 
 
 def test_panda_seven_dof(tmp_path):
-    import os
     start = np.radians([0, -40, 0, -130, 0, 100, 45])
     goal = np.radians([60, 10, -30, -80, 40, 140, 0])
     fingers = [0.02, 0.02]

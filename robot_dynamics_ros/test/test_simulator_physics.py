@@ -3,7 +3,6 @@ integrated with the same integrators."""
 import math
 
 import numpy as np
-import pinocchio as pin
 import pytest
 
 from robot_dynamics_ros.dynamics import (RobotModel, example_urdf, gravity_torques)
