@@ -305,8 +305,11 @@ def test_stale_joint_states_give_the_timeout_behaviour(arm):
     assert 'commanding zero torque' in arm.proc.log()
     n = len(arm.peer.commands)
     arm.peer.spin(0.3)
-    assert len(arm.peer.commands) > n, 'the zero command is repeated, not sent once'
-    assert all(np.all(c == 0) for c in arm.peer.commands[n:])
+    later = arm.peer.commands[n:]
+    assert len(later) > 5, 'the zero command is repeated, not sent once'
+    assert np.all(later[-1] == 0)
+    # never the last torque again (a straggling joint state may briefly give a fresh one)
+    assert not any(np.allclose(c, g[arm.idx]) for c in later)
     arm.set(on_timeout='gravity')
     ok, got = arm.peer.command_close_to(g[arm.idx], timeout=2.0)
     assert ok, f'expected gravity at the last state, got {got}'
