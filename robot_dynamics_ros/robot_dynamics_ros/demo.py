@@ -96,14 +96,18 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
         if not ok:
             raise RuntimeError('the loop did not start (no commands from the controller); logs in '
                                + log_dir)
-        # The arm fell while the controller was still loading: put it back at the start at rest,
-        # and let the controller hold it there (an empty trajectory drops its old hold position).
+        # The arm fell while the controller was still loading. Make the controller hold the start
+        # (a one-point trajectory at time 0), then put the arm back there at rest: from then on
+        # desired and actual agree, and the motion starts smoothly.
+        hold = JointTrajectory(joint_names=list(model.joint_names),
+                               points=[JointTrajectoryPoint(positions=q_start.tolist())])
+        traj_pub.publish(hold)
+        spin_for(0.3)
         reset = node.create_client(Trigger, '/dynamics_simulator/reset')
         if not reset.wait_for_service(timeout_sec=10.0):
             raise RuntimeError('simulator_node has no reset service; logs in ' + log_dir)
         future = reset.call_async(Trigger.Request())
         spin_for(10.0, future.done)
-        traj_pub.publish(JointTrajectory())
         spin_for(settle)
         # the trajectory: the quintic sampled every 50 ms with positions, velocities, accelerations
         t_pts = np.linspace(0.0, duration, int(round(duration / 0.05)) + 1)[1:]
