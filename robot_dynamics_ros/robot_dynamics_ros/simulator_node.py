@@ -16,14 +16,13 @@ import time
 
 import numpy as np
 import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from .ros_common import DESCRIPTION_QOS, DescriptionSource, declare
+from .ros_common import DESCRIPTION_QOS, DescriptionSource, Throttle, declare, run_node
 from .simulator import INTEGRATORS, SimulationDiverged, Simulator
 
 NODE_NAME = 'dynamics_simulator'
@@ -66,7 +65,7 @@ class SimulatorNode(Node):
         self.last_command = None
         self.halted = False
         self.reanchor = True
-        self._warned = {}
+        self.throttle = Throttle(self.get_logger())
         self.js_pub = self.create_publisher(JointState, 'joint_states', 10)
         self.clock_pub = self.create_publisher(Clock, '/clock', 10) if v['publish_clock'] else None
         self.create_subscription(Float64MultiArray, 'effort_controller/commands',
@@ -107,12 +106,6 @@ class SimulatorNode(Node):
             return f'command_timeout must be > 0, got {v["command_timeout"]}'
         return None
 
-    def _throttled(self, key, message, period=1.0):
-        now = time.monotonic()
-        if now - self._warned.get(key, -1e9) >= period:
-            self._warned[key] = now
-            self.get_logger().warning(message)
-
     def _on_model(self, model, xml, source):
         v = self.values
         joints = tuple(v['joints']) or model.joint_names
@@ -147,11 +140,11 @@ class SimulatorNode(Node):
                 return
             data = np.asarray(msg.data, dtype=float)
             if data.shape != (len(self.joints),):
-                self._throttled('len', f'rejected command: {data.size} values for '
+                self.throttle.warning('len', f'rejected command: {data.size} values for '
                                        f'{len(self.joints)} joints {list(self.joints)}')
                 return
             if not np.all(np.isfinite(data)):
-                self._throttled('nan', 'rejected command: NaN or Inf')
+                self.throttle.warning('nan', 'rejected command: NaN or Inf')
                 return
             self.command = data
             self.last_command = time.monotonic()
@@ -212,7 +205,7 @@ class SimulatorNode(Node):
                 if lag > 0.1:
                     # too slow for this real-time factor: drop the lag rather than racing to
                     # catch up (which would starve the command callbacks)
-                    self._throttled('lag', f'simulation {lag * 1e3:.0f} ms behind real time '
+                    self.throttle.warning('lag', f'simulation {lag * 1e3:.0f} ms behind real time '
                                            f'(real_time_factor {rtf}): skipping ahead', 10.0)
                     wall0, sim0 = time.perf_counter(), sim.t
                     continue
@@ -241,22 +234,7 @@ class SimulatorNode(Node):
 
 
 def main(args=None):
-    rclpy.init(args=args)
-    node = None
-    try:
-        node = SimulatorNode()
-        rclpy.spin(node)
-    except SystemExit as e:
-        print(e, file=sys.stderr)
-        return 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
-    return 0
+    return run_node(SimulatorNode, args)
 
 
 if __name__ == '__main__':

@@ -6,12 +6,13 @@ A kernel gets two arrays besides the state, so that calling it from Python costs
 - ``model``: one flat, read-only float64 buffer holding ``parent`` (-1 for the fixed base) and
   ``jtype`` (as floats), ``S``, ``Xtree``, ``axis``, the inertias ``I`` and ``a_grav``; ``_model``
   unpacks it into contiguous views.
-- ``ws``: one flat float64 workspace; ``_workspace`` unpacks it (``E``/``r`` are Xup, ``v``, ``a``,
+- ``ws``: one flat float64 workspace; ``_ws_rnea``/``_ws_aba`` unpack it (``Xup``, ``v``, ``a``,
   ``f``, ``IA``, ``pA``, ``U``, ``c``, ``d``, ``u``, scratch). The kernels allocate nothing.
 
 ``ID`` is compiled twice: with ``qd``, ``qdd`` and ``f_ext`` arrays, and with all three ``None``,
-its branches pruned, as the gravity kernel. (Bias torques pass qdd = 0; no f_ext passes zeros.) ``f_ext`` is the (n, 6) spatial
-force [moment; force] per body, in body coordinates, that the environment applies to the body.
+its branches pruned, as the gravity kernel (bias torques pass qdd = 0; no f_ext passes zeros).
+``f_ext`` is the (n, 6) spatial force [moment; force] per body, in body coordinates, that the
+environment applies to the body.
 Batches loop over a leading axis in compiled code.
 """
 import numpy as np
