@@ -39,7 +39,9 @@ hash_inputs() {
   local p
   for p in "$@"; do
     if [ -d "$p" ]; then
-      find "$p" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' -print0 | sort -z | xargs -0 sha256sum
+      # what pip's build leaves in the tree (build/, *.egg-info) is output, not input
+      find "$p" -type f ! -path '*/__pycache__/*' ! -name '*.pyc' ! -path '*.egg-info/*' \
+        ! -path "$p/build/*" -print0 | sort -z | xargs -0 sha256sum
     else
       sha256sum "$p"
     fi
