@@ -12,7 +12,7 @@ limits (URDF, overridable).
 """
 import numpy as np
 
-from .dynamics import RobotModel, bias_torques, gravity_torques, rnea
+from .dynamics import bias_torques, gravity_torques, rnea
 from .trajectory import JointTrajectory
 
 MODES = ('gravity', 'feedforward', 'computed_torque')
@@ -237,7 +237,3 @@ class Controller:
         effort = rnea(m, q, qd, qdd, f_ext=wrenches) if wrenches else tau_free
         return effort[idx], g[idx], (b - g)[idx], (tau_free - b)[idx]
 
-
-def model_from_description(xml):
-    """RobotModel of a robot_description string (ValueError when it is not a usable URDF)."""
-    return RobotModel.from_urdf(xml)

@@ -21,7 +21,7 @@ at its last valid value.
 import numpy as np
 from numba import njit
 
-from .dynamics import aba, crba, rnea
+from .dynamics import aba, crba
 from .dynamics.kernels import FDab
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
@@ -186,8 +186,6 @@ class Simulator:
         raise SimulationDiverged(f'joint {name} reached {qd_new[j]:.3g} (> '
                                  f'{self.max_velocity[j]:.3g}) at t = {self.t:.4f} s')
 
-    def gravity_compensation(self):
-        return rnea(self.model, self.q, np.zeros(self.model.n), np.zeros(self.model.n))
 
 
 def _per_joint(values, n, what):

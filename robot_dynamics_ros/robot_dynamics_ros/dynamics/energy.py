@@ -20,10 +20,7 @@ def body_poses(model, q):
     """(R, p) of every body frame in the root frame."""
     poses = []
     for i in range(model.n):
-        X = model.Xtree[i]
-        Et, rt = X[:3, :3], None
-        rx = -Et.T @ X[3:, :3]
-        rt = np.array([rx[2, 1], rx[0, 2], rx[1, 0]])
+        Et, rt = model.Xtree_E[i], model.Xtree_r[i]
         EJ, rJ = _joint_E(model.jtype[i], model.axis[i], q[i])
         # child frame in parent coordinates: rotation (EJ Et)^T, origin rt + Et^T rJ
         R_pc, p_pc = (EJ @ Et).T, rt + Et.T @ rJ
@@ -45,11 +42,9 @@ def potential_energy(model, q):
     g = model.gravity
     U = 0.0
     for i, (R, p) in enumerate(body_poses(model, q)):
-        m = model.I[i, 5, 5]
+        m = model.mass[i]
         if m > 0:
-            hx = model.I[i, :3, 3:]                       # m cx
-            c = np.array([hx[2, 1], hx[0, 2], hx[1, 0]]) / m
-            U -= m * g @ (R @ c + p)
+            U -= m * g @ (R @ (model.h[i] / m) + p)
     return U
 
 

@@ -81,6 +81,12 @@ def _finite(value, what):
     return v
 
 
+def _check_psd(Ic, what):
+    eig = np.linalg.eigvalsh(Ic)
+    if eig[0] < -1e-9 * max(1.0, abs(eig[-1])):
+        raise ValueError(f'{what} is not positive semi-definite (eigenvalues {eig.tolist()})')
+
+
 def _link_inertia(link):
     """(m, c, Ic) of a URDF link in its own frame; a link without <inertial> has zero mass."""
     inertial = link.inertial
@@ -98,11 +104,7 @@ def _link_inertia(link):
     else:
         Ic = _finite([[I.ixx, I.ixy, I.ixz], [I.ixy, I.iyy, I.iyz], [I.ixz, I.iyz, I.izz]],
                      f'link "{link.name}" <inertia>')
-    eig = np.linalg.eigvalsh(Ic)
-    if eig[0] < -1e-9 * max(1.0, abs(eig[-1])):
-        raise ValueError(
-            f'link "{link.name}" has an <inertia> that is not positive semi-definite '
-            f'(eigenvalues {eig.tolist()})')
+    _check_psd(Ic, f'link "{link.name}" has an <inertia> that')
     return m, pc, Rc @ Ic @ Rc.T
 
 
@@ -161,6 +163,18 @@ class RobotModel:
         self.friction = _frozen(np.asarray(friction, dtype=float).reshape(n))
         self._index = {name: i for i, name in enumerate(self.joint_names)}
 
+        # Xtree as (E, r) and I as (m, h = m c, Ibar): what the compiled kernels read, packed
+        # into one flat buffer (see kernels.py), its last 6 entries a_grav (set with gravity)
+        E = self.Xtree[:, :3, :3]
+        rx = -np.transpose(E, (0, 2, 1)) @ self.Xtree[:, 3:, :3]
+        self.Xtree_E = _frozen(E)
+        self.Xtree_r = _frozen(np.stack([rx[:, 2, 1], rx[:, 0, 2], rx[:, 1, 0]], axis=1))
+        I = self.I
+        self.mass = _frozen(I[:, 5, 5])
+        self.h = _frozen(np.stack([I[:, 2, 4], I[:, 0, 5], I[:, 1, 3]], axis=1))
+        self._model = kernels.pack_model(self.parent, self.jtype, self.S, self.Xtree_E,
+                                         self.Xtree_r, self.axis, self.mass, self.h,
+                                         I[:, :3, :3], np.zeros(6))
         self._ws = kernels.workspace(n)
         self._zeros = np.zeros(n)               # qdd of bias_torques
         self._no_f_ext = np.zeros((n, 6))       # f_ext when there is none
@@ -181,15 +195,9 @@ class RobotModel:
         a_grav = np.zeros(6)
         a_grav[3:] = g
         self.a_grav = _frozen(a_grav)
-        # The flat buffer the compiled kernels read: Xtree as (E, r), I as (m, h = m c, Ibar).
-        E = self.Xtree[:, :3, :3]
-        rx = -np.transpose(E, (0, 2, 1)) @ self.Xtree[:, 3:, :3]
-        rtree = np.stack([rx[:, 2, 1], rx[:, 0, 2], rx[:, 1, 0]], axis=1)
-        I = self.I
-        mass = I[:, 5, 5]
-        h = np.stack([I[:, 2, 4], I[:, 0, 5], I[:, 1, 3]], axis=1)
-        self._model = _frozen(kernels.pack_model(self.parent, self.jtype, self.S, E, rtree,
-                                                  self.axis, mass, h, I[:, :3, :3], a_grav))
+        model = self._model.copy()          # a_grav is the packed buffer's last 6 entries
+        model[-6:] = a_grav
+        self._model = _frozen(model)
 
     def index(self, joint_name):
         """Position of a movable joint in q, qd, qdd and tau."""
@@ -228,10 +236,7 @@ class RobotModel:
             raise ValueError('payload com needs 3 numbers and inertia 6 (ixx ixy ixz iyy iyz izz)')
         ixx, ixy, ixz, iyy, iyz, izz = inertia
         Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        eig = np.linalg.eigvalsh(Ic)
-        if eig[0] < -1e-9 * max(1.0, abs(eig[-1])):
-            raise ValueError(f'payload inertia is not positive semi-definite (eigenvalues '
-                             f'{eig.tolist()})')
+        _check_psd(Ic, 'payload inertia')
         I = self.I.copy()
         if body >= 0:
             I[body] += X.T @ mcI(m, c, Ic) @ X      # link frame -> body frame
@@ -245,7 +250,7 @@ class RobotModel:
 
     @property
     def total_mass(self):
-        return float(sum(self.I[i, 5, 5] for i in range(self.n)))
+        return float(self.mass.sum())
 
     def __repr__(self):
         return f'<RobotModel {self.name!r}: {self.n} joints {list(self.joint_names)}>'
