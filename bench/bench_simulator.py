@@ -24,7 +24,7 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(30, 99)))
 import numpy as np  # noqa: E402
 
 from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
-from robot_dynamics_ros.simulator import Simulator  # noqa: E402
+from robot_dynamics_ros.simulation import Simulator  # noqa: E402
 
 PANDA = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
                      'example-robot-data', 'robots', 'panda_description', 'urdf', 'panda.urdf')

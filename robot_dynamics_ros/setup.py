@@ -25,10 +25,10 @@ setup(
     tests_require=['pytest'],
     entry_points={
         'console_scripts': [
-            'robot-dynamics = robot_dynamics_ros.cli:main',
-            'feedforward_node = robot_dynamics_ros.feedforward_node:main',
-            'simulator_node = robot_dynamics_ros.simulator_node:main',
-            'closed-loop-demo = robot_dynamics_ros.demo:main',
+            'robot-dynamics = robot_dynamics_ros.tools.cli:main',
+            'feedforward_node = robot_dynamics_ros.nodes.feedforward_node:main',
+            'simulator_node = robot_dynamics_ros.nodes.simulator_node:main',
+            'closed-loop-demo = robot_dynamics_ros.tools.demo:main',
         ],
     },
 )

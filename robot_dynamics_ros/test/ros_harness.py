@@ -17,7 +17,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from robot_dynamics_ros.ros_common import DESCRIPTION_QOS
+from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # robot_dynamics_ros/
 CONFIG = os.path.join(PACKAGE, 'config')

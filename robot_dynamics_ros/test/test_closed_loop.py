@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from robot_dynamics_ros import demo
+from robot_dynamics_ros.tools import demo
 from robot_dynamics_ros.dynamics import example_urdf
 
 from conftest import ROBOTS, erd_root

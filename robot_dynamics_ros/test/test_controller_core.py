@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.controller import Controller
+from robot_dynamics_ros.control import Controller
 from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, example_urdf,
                                          gravity_torques, rnea)
 

@@ -13,7 +13,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
-from robot_dynamics_ros.trajectory import JointTrajectory as Sampler  # noqa: E402
+from robot_dynamics_ros.control import JointTrajectory as Sampler  # noqa: E402
 
 from conftest import robot_urdf  # noqa: E402
 from pinocchio_oracle import Oracle  # noqa: E402

@@ -62,7 +62,7 @@ def test_launch_files_name_existing_executables_and_files():
 
 
 def node_parameters():
-    from robot_dynamics_ros import feedforward_node, simulator_node
+    from robot_dynamics_ros.nodes import feedforward_node, simulator_node
     return {feedforward_node.NODE_NAME: (feedforward_node.PARAMETERS,
                                          feedforward_node.DYNAMIC_PREFIXES),
             simulator_node.NODE_NAME: (simulator_node.PARAMETERS, ())}

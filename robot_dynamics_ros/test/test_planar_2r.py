@@ -8,7 +8,7 @@ import pytest
 
 from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, example_urdf,
                                          gravity_torques, rnea)
-from robot_dynamics_ros.trajectory import quintic
+from robot_dynamics_ros.control import quintic
 
 M1, M2, L1, L2, G = 10.0, 5.0, 1.0, 0.8, 9.81
 

@@ -7,7 +7,7 @@ import pytest
 
 from robot_dynamics_ros.dynamics import (RobotModel, example_urdf, gravity_torques)
 from robot_dynamics_ros.dynamics.energy import total_energy
-from robot_dynamics_ros.simulator import SimulationDiverged, Simulator
+from robot_dynamics_ros.simulation import SimulationDiverged, Simulator
 
 from conftest import robot_urdf
 from pinocchio_oracle import Oracle

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.trajectory import JointTrajectory
+from robot_dynamics_ros.control import JointTrajectory
 
 S = 100.0   # start time
 

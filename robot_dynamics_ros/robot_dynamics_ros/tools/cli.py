@@ -13,8 +13,8 @@ import sys
 
 import numpy as np
 
-from .dynamics import RobotModel, bias_torques, example_urdf, gravity_torques, rnea
-from .trajectory import quintic
+from ..dynamics import RobotModel, bias_torques, example_urdf, gravity_torques, rnea
+from ..control.trajectory import quintic
 
 NOTES_2R = {'start': [90.0, -180.0], 'goal': [0.0, 90.0]}   # degrees
 

@@ -12,7 +12,7 @@ limits (URDF, overridable).
 """
 import numpy as np
 
-from .dynamics import bias_torques, gravity_torques, rnea
+from ..dynamics import bias_torques, gravity_torques, rnea
 from .trajectory import JointTrajectory
 
 MODES = ('gravity', 'feedforward', 'computed_torque')

@@ -22,8 +22,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from .ros_common import DESCRIPTION_QOS, DescriptionSource, Throttle, declare, run_node
-from .simulator import INTEGRATORS, SimulationDiverged, Simulator
+from .common import DESCRIPTION_QOS, DescriptionSource, Throttle, declare, run_node
+from ..simulation.simulator import INTEGRATORS, SimulationDiverged, Simulator
 
 NODE_NAME = 'dynamics_simulator'
 

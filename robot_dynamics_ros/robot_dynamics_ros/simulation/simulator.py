@@ -21,8 +21,8 @@ at its last valid value.
 import numpy as np
 from numba import njit
 
-from .dynamics import aba, crba
-from .dynamics.kernels import FDab
+from ..dynamics import aba, crba
+from ..dynamics.kernels import FDab
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 

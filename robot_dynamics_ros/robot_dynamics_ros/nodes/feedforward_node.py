@@ -22,8 +22,8 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
-from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller
-from .ros_common import DescriptionSource, Throttle, declare, run_node
+from ..control.controller import MODES, TIMEOUT_BEHAVIOURS, Controller
+from .common import DescriptionSource, Throttle, declare, run_node
 
 NODE_NAME = 'inverse_dynamics_controller'
 

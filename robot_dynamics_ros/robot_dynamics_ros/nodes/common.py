@@ -10,7 +10,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from .dynamics import RobotModel
+from ..dynamics import RobotModel
 
 # What robot_state_publisher publishes robot_description with.
 DESCRIPTION_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,

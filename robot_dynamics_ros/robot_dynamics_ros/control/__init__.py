@@ -1,0 +1,8 @@
+"""Control laws without ROS: the inverse-dynamics controller and trajectory sampling.
+
+Calls ``dynamics``; imports no ROS (the nodes in ``nodes/`` translate messages into these calls).
+"""
+from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller
+from .trajectory import JointTrajectory, quintic
+
+__all__ = ['Controller', 'MODES', 'TIMEOUT_BEHAVIOURS', 'JointTrajectory', 'quintic']

@@ -1,0 +1,7 @@
+"""Forward-dynamics simulation (ABA) without ROS: integration, friction, joint limits.
+
+Calls ``dynamics``; imports no ROS (``nodes/simulator_node.py`` is its ROS adapter).
+"""
+from .simulator import INTEGRATORS, SimulationDiverged, Simulator
+
+__all__ = ['Simulator', 'SimulationDiverged', 'INTEGRATORS']
