@@ -120,16 +120,29 @@ def crba(model, q):
 
 def aba(model, q, qd, tau, f_ext=None):
     """Joint accelerations qdd = M(q)^-1 (tau - c(q, qd) - g(q) + J^T f_ext), by the
-    articulated-body algorithm. ``f_ext`` as in ``rnea``."""
+    articulated-body algorithm. ``f_ext`` as in ``rnea``. ValueError naming the joints when the
+    mass matrix is singular (a joint that moves no mass or inertia about its axis)."""
     if f_ext is None:
         try:
             qdd = np.empty(model.n)
-            K.aba_one(model._model, model._ws, q, qd, tau, model._no_f_ext, qdd)
-            return qdd
+            singular = K.aba_one(model._model, model._ws, q, qd, tau, model._no_f_ext, qdd)
         except (TypeError, ValueError):   # not the fast path's types or shapes: check below
             pass
+        else:
+            if singular:
+                _singular(model)
+            return qdd
     q, qd, tau = _states(model, q, (qd, 'qd'), (tau, 'tau'))
     fx = _f_ext(model, f_ext, q)
     qdd = np.empty(q.shape)
-    (K.aba_one if q.ndim == 1 else K.aba_batch)(model._model, model._ws, q, qd, tau, fx, qdd)
+    if (K.aba_one if q.ndim == 1 else K.aba_batch)(model._model, model._ws, q, qd, tau, fx, qdd):
+        _singular(model)
     return qdd
+
+
+def _singular(model):
+    d = K.articulated_inertias(model._ws, model.n)
+    names = [j for j, di in zip(model.joint_names, d) if not di > 0]
+    raise ValueError(f'aba: the mass matrix of {model.name} is singular: joints {names} have '
+                     f'zero articulated inertia (they move no mass or inertia about their axis); '
+                     f'forward dynamics is undefined there')

@@ -103,6 +103,12 @@ def _ws_rnea(ws, n):
     return _view(ws, 0, (n, 4, 3)), vaf[0], vaf[1], vaf[2], _view(ws, 30 * n, (2, 6))
 
 
+def articulated_inertias(ws, n):
+    """d of every joint after FDab ran on ``ws`` (numpy; for error messages)."""
+    o = 30 * n + 12 + 54 * n
+    return ws[o:o + 2 * n].reshape(n, 2)[:, 0].copy()
+
+
 @njit(cache=True, inline='always')
 def _ws_aba(ws, n):
     """IA, pA, U, c, du (d = du[:, 0], u = du[:, 1]), X (Xup as 6x6), T (6x6 scratch)."""
@@ -189,7 +195,10 @@ def HandC_H(model, ws, q, H):
 
 @njit(cache=True)
 def FDab(model, ws, q, qd, tau, f_ext, qdd):
-    """qdd = FD(model, q, qd, tau, f_ext), the articulated-body algorithm (``FDab.m``)."""
+    """qdd = FD(model, q, qd, tau, f_ext), the articulated-body algorithm (``FDab.m``).
+
+    Returns 0, or 1 + the index of a joint whose articulated inertia d is zero (it moves no mass:
+    the mass matrix is singular and its qdd is NaN); ``ws`` then holds every joint's d."""
     n = qdd.shape[0]
     parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
     Xup, v, a, _, t = _ws_rnea(ws, n)
@@ -217,10 +226,14 @@ def FDab(model, ws, q, qd, tau, f_ext, qdd):
         if f_ext is not None:
             for k in range(6):
                 pA[i, k] -= f_ext[i, k]
+    singular = 0
     for i in range(n - 1, -1, -1):
         matvec6(U[i], IA[i], S[i])                                      # U = IA S
         d = du[i, 0] = dot6(S[i], U[i])
         u = du[i, 1] = tau[i] - dot6(S[i], pA[i])
+        if not d > 0.0:
+            singular = i + 1        # nothing to pass on to the parent (U is zero, too)
+            continue
         p = int(parent[i])
         if p >= 0:
             # Ia = IA - U U^T / d;   pa = pA + Ia c + U u / d
@@ -243,9 +256,10 @@ def FDab(model, ws, q, qd, tau, f_ext, qdd):
         Xmotion(a[i], Xup[i], t[1] if p < 0 else a[p])
         for k in range(6):
             a[i, k] += c[i, k]
-        qdd[i] = (du[i, 1] - dot6(U[i], a[i])) / du[i, 0]
+        qdd[i] = (du[i, 1] - dot6(U[i], a[i])) / du[i, 0] if du[i, 0] > 0.0 else np.nan
         for k in range(6):
             a[i, k] += S[i, k] * qdd[i]
+    return singular
 
 
 # ---- entry points: check shapes, run; batches loop in compiled code ----------------------------
@@ -257,8 +271,8 @@ _RO1 = types.Array(types.float64, 1, 'C', readonly=True)
 _V = {d: types.Array(types.float64, d, 'C') for d in (1, 2, 3)}
 
 
-def _sig(*dims):
-    return types.void(_RO1, _V[1], *[_V[d] for d in dims])
+def _sig(*dims, ret=types.void):
+    return ret(_RO1, _V[1], *[_V[d] for d in dims])
 
 
 @njit(cache=True, inline='always')
@@ -306,11 +320,11 @@ def crba_one(model, ws, q, H):
     HandC_H(model, ws, q, H)
 
 
-@njit([_sig(1, 1, 1, 2, 1)], cache=True)
+@njit([_sig(1, 1, 1, 2, 1, ret=types.int64)], cache=True)
 def aba_one(model, ws, q, qd, tau, f_ext, qdd):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)
-    FDab(model, ws, q, qd, tau, f_ext, qdd)
+    return FDab(model, ws, q, qd, tau, f_ext, qdd)
 
 
 @njit([_sig(2, 2, 2, 3, 2)], cache=True)
@@ -339,11 +353,15 @@ def crba_batch(model, ws, q, H):
         HandC_H(model, ws, _row(q, k), _row(H, k))
 
 
-@njit([_sig(2, 2, 2, 3, 2)], cache=True)
+@njit([_sig(2, 2, 2, 3, 2, ret=types.int64)], cache=True)
 def aba_batch(model, ws, q, qd, tau, f_ext, qdd):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)
     _check_batch(q, qd), _check_batch(q, tau), _check_batch(q, qdd)
     _check_batch(q, f_ext)
     for k in range(q.shape[0]):
-        FDab(model, ws, _row(q, k), _row(qd, k), _row(tau, k), _row(f_ext, k), _row(qdd, k))
+        singular = FDab(model, ws, _row(q, k), _row(qd, k), _row(tau, k), _row(f_ext, k),
+                        _row(qdd, k))
+        if singular:
+            return singular
+    return 0

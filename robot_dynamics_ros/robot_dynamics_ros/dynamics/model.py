@@ -10,6 +10,10 @@ transform from the parent body's frame to the joint's frame at q = 0) and spatia
 (6x6, body frame, about the body origin). Spatial vectors are Featherstone's: motion
 ``[angular; linear]``, force ``[moment; force]``.
 
+Joint order (of ``joint_names`` and so of every q, qd, tau vector): depth-first from the root link,
+the child joints of each link visited in name order. That is urdfdom's order, hence Pinocchio's,
+KDL's, robot_state_publisher's and MoveIt's; for a serial arm it is the URDF's.
+
 The model is immutable (its arrays are read-only) except ``gravity``. The compiled kernels read a
 packed copy of these arrays (``_model``, see ``kernels.py``) and write a per-model
 workspace ``_ws``; a model is therefore not to be used from two threads at once (``copy()`` gives
@@ -20,6 +24,7 @@ import math
 import numpy as np
 
 from . import kernels
+from .urdf import Ros2Control, read_description
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -81,13 +86,27 @@ def _finite(value, what):
     return v
 
 
+# An inertia whose smallest eigenvalue lies in [-INERTIA_TOLERANCE, 0) is taken as rounding in
+# the description (tiago's 1 mg antenna links have -3.5e-8 kg m^2): projected to the nearest
+# positive semi-definite inertia with a warning. Below that it is refused as non-physical.
+INERTIA_TOLERANCE = 1e-6        # kg m^2
+
+
 def _check_psd(Ic, what):
-    eig = np.linalg.eigvalsh(Ic)
-    if eig[0] < -1e-9 * max(1.0, abs(eig[-1])):
+    """Ic, or its projection onto the positive semi-definite cone with a warning text, or
+    ValueError. Returns (Ic, warning or None)."""
+    eig, V = np.linalg.eigh(Ic)
+    if eig[0] >= -1e-9 * max(1.0, abs(eig[-1])):
+        return Ic, None
+    if eig[0] < -INERTIA_TOLERANCE:
         raise ValueError(f'{what} is not positive semi-definite (eigenvalues {eig.tolist()})')
+    projected = (V * np.maximum(eig, 0.0)) @ V.T
+    return projected, (f'{what} is not positive semi-definite by a negligible amount (smallest '
+                       f'eigenvalue {eig[0]:.3g} kg m^2): using the nearest positive '
+                       f'semi-definite inertia')
 
 
-def _link_inertia(link):
+def _link_inertia(link, warnings):
     """(m, c, Ic) of a URDF link in its own frame; a link without <inertial> has zero mass."""
     inertial = link.inertial
     if inertial is None:
@@ -104,30 +123,10 @@ def _link_inertia(link):
     else:
         Ic = _finite([[I.ixx, I.ixy, I.ixz], [I.ixy, I.iyy, I.iyz], [I.ixz, I.iyz, I.izz]],
                      f'link "{link.name}" <inertia>')
-    _check_psd(Ic, f'link "{link.name}" has an <inertia> that')
+    Ic, warning = _check_psd(Ic, f'link "{link.name}" has an <inertia> that')
+    if warning:
+        warnings.append(warning)
     return m, pc, Rc @ Ic @ Rc.T
-
-
-def _parse_urdf(xml):
-    try:
-        from urdf_parser_py import xml_reflection
-        from urdf_parser_py.urdf import URDF
-    except ImportError as e:  # pragma: no cover - a dependency of the package
-        raise ImportError('robot_dynamics_ros needs urdf_parser_py (pip install urdfdom-py)') from e
-    if not isinstance(xml, str) or not xml.strip():
-        raise ValueError('the URDF is empty')
-    # urdf_parser_py prints unknown tags (<transmission>, <gazebo>, ...) to stderr; they are legal.
-    old = xml_reflection.core.on_error
-    xml_reflection.core.on_error = lambda message: None
-    try:
-        robot = URDF.from_xml_string(xml.encode('utf-8'))
-    except Exception as e:
-        raise ValueError(f'malformed URDF: {e}') from e
-    finally:
-        xml_reflection.core.on_error = old
-    if robot is None:
-        raise ValueError('malformed URDF: no <robot> element')
-    return robot
 
 
 class RobotModel:
@@ -135,9 +134,16 @@ class RobotModel:
 
     def __init__(self, *, name, joint_names, parent, jtype, axis, Xtree, I, link_body, link_X,
                  position_limits, velocity_limits, effort_limits, damping, friction,
-                 gravity=(0.0, 0.0, -9.81), root_link=''):
+                 gravity=(0.0, 0.0, -9.81), root_link='', ros2_control=None, mimic=None,
+                 warnings=()):
         self.name = name
         self.root_link = root_link
+        # what the description's <ros2_control> blocks say (joint order, initial values)
+        self.ros2_control = ros2_control or Ros2Control()
+        # mimic joint -> (mimicked joint, multiplier, offset); treated as independent joints
+        self.mimic = dict(mimic or {})
+        # what loading noticed and accepted: inertias rounded, mimic joints, massless joints
+        self.warnings = tuple(warnings)
         self.joint_names = tuple(joint_names)
         n = len(self.joint_names)
         self.n = self.nq = self.nv = n
@@ -236,7 +242,8 @@ class RobotModel:
             raise ValueError('payload com needs 3 numbers and inertia 6 (ixx ixy ixz iyy iyz izz)')
         ixx, ixy, ixz, iyy, iyz, izz = inertia
         Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-        _check_psd(Ic, 'payload inertia')
+        if _check_psd(Ic, 'payload inertia')[1]:
+            raise ValueError(f'payload inertia is not positive semi-definite: {inertia.tolist()}')
         I = self.I.copy()
         if body >= 0:
             I[body] += X.T @ mcI(m, c, Ic) @ X      # link frame -> body frame
@@ -246,7 +253,16 @@ class RobotModel:
                           position_limits=self.position_limits,
                           velocity_limits=self.velocity_limits, effort_limits=self.effort_limits,
                           damping=self.damping, friction=self.friction, gravity=self._gravity,
-                          root_link=self.root_link)
+                          root_link=self.root_link, ros2_control=self.ros2_control,
+                          mimic=self.mimic, warnings=self.warnings)
+
+    @property
+    def massless_joints(self):
+        """Joints whose subtree has no mass or inertia about their axis (M(q)[i, i] = 0 at
+        q = 0): the mass matrix is singular there, so forward dynamics is undefined."""
+        from .algorithms import crba
+        diag = np.diag(crba(self, np.zeros(self.n)))
+        return tuple(j for j, d in zip(self.joint_names, diag) if not d > 0)
 
     @property
     def total_mass(self):
@@ -268,14 +284,13 @@ class RobotModel:
     @classmethod
     def from_urdf(cls, xml):
         """Build the model of a URDF string (see the module doc for what is supported)."""
-        robot = _parse_urdf(xml)
+        robot, ros2_control = read_description(xml)
         links = {link.name: link for link in robot.links}
         if not links:
             raise ValueError('URDF has no <link>')
-        joints = list(robot.joints)
         child_of = {}
         children = {name: [] for name in links}
-        for j in joints:
+        for j in robot.joints:
             for end in (j.parent, j.child):
                 if end not in links:
                     raise ValueError(f'joint "{j.name}" names link "{end}", which is not defined')
@@ -291,37 +306,32 @@ class RobotModel:
                 raise ValueError('the link graph has a cycle: every link is the child of a joint')
             raise ValueError(f'the link graph is not a tree: several root links {roots}')
         root = roots[0]
+        for js in children.values():        # urdfdom's order: a link's child joints by name
+            js.sort(key=lambda j: j.name)
 
         joint_names, parent, jtype, axis, Xtree = [], [], [], [], []
         position_limits, velocity_limits, effort_limits, damping, friction = [], [], [], [], []
         inertias = []          # per body: list of (m, c, Ic) in the body frame
-        link_body, link_pose = {}, {}
+        link_body, link_pose = {root: -1}, {root: (np.eye(3), np.zeros(3))}
+        warnings, mimic = [], {}
+        _link_inertia(links[root], warnings)                  # the base never moves: checked only
 
-        # Depth-first from the root, in the order the URDF lists joints: parents before children.
-        stack = [(root, -1, np.eye(3), np.zeros(3))]   # link, its body, pose of link in body frame
-        visited = set()
+        # Depth-first from the root, a link's child joints in name order: the order of urdfdom,
+        # Pinocchio, KDL and robot_state_publisher. Parents come before children.
+        stack = [(j, -1, np.eye(3), np.zeros(3)) for j in reversed(children[root])]
         while stack:
-            link_name, body, R, p = stack.pop()
-            if link_name in visited:  # pragma: no cover - excluded by the single-parent check
-                raise ValueError(f'link "{link_name}" is reached twice: not a tree')
-            visited.add(link_name)
-            link_body[link_name] = body
-            link_pose[link_name] = (R, p)
-            m, c, Ic = _link_inertia(links[link_name])
-            if body >= 0 and m > 0:
-                inertias[body].append((m, R @ c + p, R @ Ic @ R.T))
-            for j in reversed(children[link_name]):
-                Ro, po = _origin(j.origin)
-                _finite(po, f'joint "{j.name}" <origin xyz>')
-                Rj, pj = R @ Ro, R @ po + p      # joint frame in the body frame
-                jt = j.type
-                if jt == 'fixed':
-                    stack.append((j.child, body, Rj, pj))
-                    continue
+            j, body, R, p = stack.pop()          # R, p: pose of j's parent link in body's frame
+            Ro, po = _origin(j.origin)
+            _finite(po, f'joint "{j.name}" <origin xyz>')
+            Rj, pj = R @ Ro, R @ po + p          # joint frame in the body frame
+            jt = j.type
+            if jt == 'fixed':
+                child_body, Rc, pc = body, Rj, pj
+            else:
                 if jt in ('floating', 'planar'):
                     raise ValueError(
-                        f'joint "{j.name}" is of type "{jt}": only revolute, continuous, prismatic '
-                        f'and fixed joints are supported (the base is fixed)')
+                        f'joint "{j.name}" is of type "{jt}": only fixed-base models are '
+                        f'supported (revolute, continuous, prismatic and fixed joints)')
                 if jt not in ('revolute', 'continuous', 'prismatic'):
                     raise ValueError(f'joint "{j.name}" has unknown type "{jt}"')
                 k = _finite(j.axis if j.axis is not None else [1.0, 0.0, 0.0],
@@ -329,7 +339,7 @@ class RobotModel:
                 norm = np.linalg.norm(k)
                 if norm < 1e-12:
                     raise ValueError(f'joint "{j.name}" has a zero <axis>')
-                i = len(joint_names)
+                child_body, Rc, pc = len(joint_names), np.eye(3), np.zeros(3)
                 joint_names.append(j.name)
                 parent.append(body)
                 jtype.append(PRISMATIC if jt == 'prismatic' else REVOLUTE)
@@ -349,18 +359,36 @@ class RobotModel:
                 dyn = j.dynamics
                 damping.append(float(dyn.damping or 0.0) if dyn is not None else 0.0)
                 friction.append(float(dyn.friction or 0.0) if dyn is not None else 0.0)
-                stack.append((j.child, i, np.eye(3), np.zeros(3)))
+                if j.mimic is not None and j.mimic.joint:
+                    mimic[j.name] = (j.mimic.joint, float(j.mimic.multiplier or 1.0),
+                                     float(j.mimic.offset or 0.0))
+            link_body[j.child] = child_body
+            link_pose[j.child] = (Rc, pc)
+            m, c, Ic = _link_inertia(links[j.child], warnings)
+            if child_body >= 0 and (m > 0 or Ic.any()):     # a massless rotor still has inertia
+                inertias[child_body].append((m, Rc @ c + pc, Rc @ Ic @ Rc.T))
+            stack.extend((jc, child_body, Rc, pc) for jc in reversed(children[j.child]))
 
         if not joint_names:
-            raise ValueError(f'URDF "{robot.name}" has no movable joint')
+            raise ValueError(f'URDF "{robot.name}" has no movable joint (revolute, continuous or '
+                             f'prismatic): nothing to control')
+        for name, (target, k, offset) in mimic.items():
+            warnings.append(f'joint "{name}" mimics "{target}" (x {k:g} + {offset:g}): treated '
+                            f'as an independent joint, as Pinocchio and KDL do')
         I = np.array([sum((mcI(m, c, Ic) for m, c, Ic in parts), np.zeros((6, 6)))
                       for parts in inertias])
         link_X = {name: plux(R.T, p) for name, (R, p) in link_pose.items()}
-        return cls(name=robot.name or '', joint_names=joint_names, parent=parent, jtype=jtype,
-                   axis=axis, Xtree=Xtree, I=I, link_body=link_body, link_X=link_X,
-                   position_limits=position_limits, velocity_limits=velocity_limits,
-                   effort_limits=effort_limits, damping=damping, friction=friction,
-                   root_link=root)
+        model = cls(name=robot.name or '', joint_names=joint_names, parent=parent, jtype=jtype,
+                    axis=axis, Xtree=Xtree, I=I, link_body=link_body, link_X=link_X,
+                    position_limits=position_limits, velocity_limits=velocity_limits,
+                    effort_limits=effort_limits, damping=damping, friction=friction,
+                    root_link=root, ros2_control=ros2_control, mimic=mimic, warnings=warnings)
+        massless = model.massless_joints
+        if massless:
+            model.warnings += (f'joints {list(massless)} move no mass or inertia about their '
+                               f'axis: the mass matrix is singular (rnea, gravity, bias and crba '
+                               f'are fine; aba refuses)',)
+        return model
 
 
 def _frozen(a):

@@ -1,0 +1,85 @@
+"""Reading a robot description: what dynamics needs from a URDF, and its ``<ros2_control>`` blocks.
+
+A description as real stacks publish it (xacro output with ``<ros2_control>``, ``<gazebo>``,
+``<transmission>`` in the ROS 1 or ROS 2 format, ``<sensor>``, textured materials, ...) carries much
+that dynamics does not read and that urdf_parser_py may choke on. ``read_description`` keeps only
+``<link>`` (with its ``<inertial>``) and ``<joint>`` (with parent, child, origin, axis, limit,
+dynamics and mimic) before handing the XML to urdf_parser_py, so a malformed element that dynamics
+does read still raises a ValueError naming it, and nothing else can.
+"""
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+
+JOINT_CHILDREN = ('parent', 'child', 'origin', 'axis', 'limit', 'dynamics', 'mimic')
+
+
+@dataclass(frozen=True)
+class Ros2Control:
+    """What the ``<ros2_control>`` blocks of a description say, in document order."""
+    joints: tuple = ()              # every joint named in a block
+    effort_joints: tuple = ()       # joints with an ``effort`` command interface
+    initial_positions: dict = field(default_factory=dict)   # position state initial_value
+
+
+def read_description(xml):
+    """(urdf_parser_py Robot of the dynamics-relevant elements, Ros2Control) of a URDF string.
+    ValueError when the XML is malformed or an element dynamics reads is."""
+    if not isinstance(xml, str) or not xml.strip():
+        raise ValueError('the URDF is empty')
+    try:
+        root = ET.fromstring(xml.encode('utf-8'))
+    except ET.ParseError as e:
+        raise ValueError(f'malformed URDF: {e}') from None
+    if root.tag != 'robot':
+        raise ValueError(f'malformed URDF: the root element is <{root.tag}>, not <robot>')
+    ros2_control = _ros2_control(root)
+    kept = ET.Element('robot', root.attrib)
+    for element in root:
+        if element.tag == 'link':
+            link = ET.SubElement(kept, 'link', element.attrib)
+            link.extend(e for e in element if e.tag == 'inertial')
+        elif element.tag == 'joint':
+            joint = ET.SubElement(kept, 'joint', element.attrib)
+            joint.extend(e for e in element if e.tag in JOINT_CHILDREN)
+    return _parse(ET.tostring(kept)), ros2_control
+
+
+def _parse(xml_bytes):
+    try:
+        from urdf_parser_py import xml_reflection
+        from urdf_parser_py.urdf import URDF
+    except ImportError as e:  # pragma: no cover - a dependency of the package
+        raise ImportError('robot_dynamics_ros needs urdf_parser_py (pip install urdfdom-py)') from e
+    old = xml_reflection.core.on_error          # it prints what it ignores to stderr
+    xml_reflection.core.on_error = lambda message: None
+    try:
+        robot = URDF.from_xml_string(xml_bytes)
+    except Exception as e:
+        raise ValueError(f'malformed URDF: {e}') from e
+    finally:
+        xml_reflection.core.on_error = old
+    if robot is None:  # pragma: no cover - the root was checked
+        raise ValueError('malformed URDF: no <robot> element')
+    return robot
+
+
+def _ros2_control(root):
+    joints, effort, initial = [], [], {}
+    for block in root.iter('ros2_control'):
+        for joint in block.findall('joint'):
+            name = joint.get('name')
+            if not name or name in joints:
+                continue
+            joints.append(name)
+            if any(c.get('name') == 'effort' for c in joint.findall('command_interface')):
+                effort.append(name)
+            for state in joint.findall('state_interface'):
+                if state.get('name') != 'position':
+                    continue
+                for param in state.findall('param'):
+                    if param.get('name') == 'initial_value':
+                        try:
+                            initial[name] = float((param.text or '').strip())
+                        except ValueError:
+                            pass        # xacro left an expression: no initial value
+    return Ros2Control(tuple(joints), tuple(effort), initial)
