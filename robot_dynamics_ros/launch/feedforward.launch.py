@@ -1,15 +1,32 @@
-"""feedforward_node with config/feedforward.yaml.
+"""feedforward_node with config/feedforward.yaml (or your params file).
 
-    ros2 launch robot_dynamics_ros feedforward.launch.py [mode:=computed_torque]
-        [params_file:=/path/to.yaml] [command_topic:=/effort_controller/commands]
+    ros2 launch robot_dynamics_ros feedforward.launch.py [params_file:=/path/to.yaml]
+        [mode:=computed_torque] [command_topic:=/effort_controller/commands] [namespace:=arm]
 
-robot_description comes from the robot_description topic (robot_state_publisher).
+The params file is the source of truth: ``mode:=`` overrides its mode only when given on the
+command line. robot_description comes from the robot_description topic (robot_state_publisher).
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.substitutions import FindPackageShare
+
+
+def _controller(context):
+    overrides = {}
+    mode = LaunchConfiguration('mode').perform(context)
+    if mode:                        # only when given: else the params file decides
+        overrides['mode'] = mode
+    return [Node(
+        package='robot_dynamics_ros',
+        executable='feedforward_node',
+        name='inverse_dynamics_controller',
+        namespace=LaunchConfiguration('namespace'),
+        output='screen',
+        parameters=[LaunchConfiguration('params_file')] + ([overrides] if overrides else []),
+        remappings=[('effort_controller/commands', LaunchConfiguration('command_topic'))],
+    )]
 
 
 def generate_launch_description():
@@ -18,17 +35,12 @@ def generate_launch_description():
     return LaunchDescription([
         DeclareLaunchArgument('params_file', default_value=default_params,
                               description='parameters of inverse_dynamics_controller'),
-        DeclareLaunchArgument('mode', default_value='gravity',
-                              description='gravity | feedforward | computed_torque'),
+        DeclareLaunchArgument('mode', default_value='',
+                              description='gravity | feedforward | computed_torque; empty: the '
+                                          'params file\'s mode'),
         DeclareLaunchArgument('command_topic', default_value='effort_controller/commands',
                               description='the ForwardCommandController command topic'),
-        Node(
-            package='robot_dynamics_ros',
-            executable='feedforward_node',
-            name='inverse_dynamics_controller',
-            output='screen',
-            parameters=[LaunchConfiguration('params_file'),
-                        {'mode': LaunchConfiguration('mode')}],
-            remappings=[('effort_controller/commands', LaunchConfiguration('command_topic'))],
-        ),
+        DeclareLaunchArgument('namespace', default_value='',
+                              description='namespace of the node (and of its relative topics)'),
+        OpaqueFunction(function=_controller),
     ])

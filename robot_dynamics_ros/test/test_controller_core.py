@@ -12,18 +12,42 @@ def arm():
     return RobotModel.from_urdf_file(example_urdf('planar_2r'))
 
 
-def test_state_mapping(arm):
+def test_state_mapping_merges_per_joint(arm):
     c = Controller(arm, default_positions={'joint2': 0.25})
-    q, qd = c.state(['other', 'joint1'], [9.0, 0.5], [])
-    assert q.tolist() == [0.5, 0.25] and qd.tolist() == [0.0, 0.0]
-    q, qd = c.state(['joint2', 'joint1'], [1.0, 2.0], [3.0, 4.0])
-    assert q.tolist() == [2.0, 1.0] and qd.tolist() == [4.0, 3.0]
+    assert c.missing_joints() == ['joint1', 'joint2']
+    assert c.update_state(['other', 'joint1'], [9.0, 0.5], [], now=1.0) == (1, 1)
+    assert c.q.tolist() == [0.5, 0.25] and c.qd.tolist() == [0.0, 0.0]
+    assert c.missing_joints() == ['joint2']
+    c.update_state(['joint2', 'joint1'], [1.0, 2.0], [3.0, 4.0], now=2.0)
+    assert c.q.tolist() == [2.0, 1.0] and c.qd.tolist() == [4.0, 3.0]
+    # a message naming only joint2 leaves joint1 as it was
+    c.update_state(['joint2'], [-1.0], [0.5], now=3.0)
+    assert c.q.tolist() == [2.0, -1.0] and c.qd.tolist() == [4.0, 0.5]
+    # freshness per commanded joint: joint1 last came at 2.0, joint2 at 3.0
+    assert c.stale_joints(now=2.05, timeout=0.1) == []
+    assert c.stale_joints(now=3.05, timeout=0.1) == ['joint1']
+    assert c.stale_joints(now=3.5, timeout=0.1) == ['joint1', 'joint2']
+    # names that are not in the model update nothing
+    assert c.update_state(['gripper'], [0.1], [], now=4.0) == (0, 0)
     for names, pos, vel, match in [(['joint1', 'joint2'], [1.0], [], 'position has 1'),
                                    (['joint1', 'joint2'], [1.0, 2.0], [1.0], 'velocity has 1'),
                                    (['joint1'], [np.nan], [], 'NaN'),
-                                   (['joint1'], [0.0], [np.inf], 'NaN')]:
+                                   (['joint1'], [0.0], [np.inf], 'NaN'),
+                                   (['joint1', 'joint1'], [0.0, 1.0], [], 'twice')]:
         with pytest.raises(ValueError, match=match):
-            c.state(names, pos, vel)
+            c.update_state(names, pos, vel, now=5.0)
+    assert c.q.tolist() == [2.0, -1.0]        # a refused message changes nothing
+
+
+def test_defaults_follow_for_joints_never_received(arm):
+    c = Controller(arm, joints=['joint1'])
+    c.update_state(['joint1'], [0.3], [], now=0.0)
+    assert c.missing_joints() == []           # joint2 is not commanded
+    c.set_default_positions({'joint2': 0.7})
+    assert c.q.tolist() == [0.3, 0.7]
+    d = Controller(arm, joints=['joint1'], default_positions={'joint2': -0.2})
+    d.take_state(c)
+    assert d.q.tolist() == [0.3, -0.2] and d.updated[0] == 0.0
 
 
 def test_modes(arm):

@@ -10,6 +10,8 @@ Modes:
 ``hardware_compensates_gravity`` subtracts g(q) from the output. Outputs are clamped to the effort
 limits (URDF, overridable).
 """
+import difflib
+
 import numpy as np
 
 from ..dynamics import bias_torques, gravity_torques, rnea
@@ -28,6 +30,33 @@ def _finite_vector(values, length, what):
     return a
 
 
+def _suggest(name, candidates):
+    close = difflib.get_close_matches(name, candidates, n=1)
+    return f' (did you mean "{close[0]}"?)' if close else ''
+
+
+def default_joints(model):
+    """(joints, why): the command order when the ``joints`` parameter is empty. A description
+    with ``<ros2_control>`` blocks states the order its ForwardCommandController expects: the
+    joints with an ``effort`` command interface, in document order. Else every movable joint in
+    model order."""
+    rc = model.ros2_control
+    effort = [j for j in rc.effort_joints if j in model.joint_names]
+    if effort:
+        return tuple(effort), ('the effort command interfaces of the description\'s '
+                               '<ros2_control> blocks, in their order')
+    why = ('the description\'s <ros2_control> blocks have no effort command interface'
+           if rc.joints else 'the description has no <ros2_control> block')
+    return model.joint_names, f'every movable joint in model order ({why})'
+
+
+def unknown_joint_keys(model, names, what):
+    """Messages for ``what.<joint>`` parameter names that are not joints of ``model``."""
+    return [f'{what}.{name}: "{name}" is not a movable joint of {model.name}'
+            + _suggest(name, model.joint_names) for name in names
+            if name not in model.joint_names]
+
+
 class Controller:
     """Efforts for the ``joints`` of a model, from joint states and a desired trajectory."""
 
@@ -35,7 +64,7 @@ class Controller:
                  hardware_compensates_gravity=False, effort_limits=None, default_positions=None,
                  payload=None):
         self.base_model = model
-        joints = tuple(joints) or model.joint_names
+        joints = tuple(joints) or default_joints(model)[0]
         unknown = [j for j in joints if j not in model.joint_names]
         if unknown:
             raise ValueError(f'joints {unknown} are not movable joints of {model.name} '
@@ -51,9 +80,10 @@ class Controller:
         self.set_effort_limits(effort_limits or {})
         self.set_default_positions(default_positions or {})
         self.set_payload(payload)
+        self.reset_state()
         self.trajectory = None        # (JointTrajectory, model indices, q at arrival)
         self.hold = None              # q_d of computed_torque without a trajectory
-        self._maps = {}               # joint_state names -> (model indices, message indices)
+        self._maps = {}     # joint_state names -> (model indices, message indices, commanded)
 
     # ---- configuration ---------------------------------------------------------------------
     @property
@@ -99,10 +129,20 @@ class Controller:
                 raise ValueError(f'default position of {joint} is not finite')
             q[self.base_model.index(joint)] = value
         self.default_q = q
+        if hasattr(self, 'received'):           # joints never received follow the defaults
+            self.q[~self.received] = q[~self.received]
 
     def set_payload(self, payload):
-        """payload: None or dict(link, mass, com, inertia); rebuilds the model it computes with."""
-        if payload is None or not payload.get('link') or payload.get('mass', 0.0) == 0.0:
+        """payload: None or dict(link, mass, com, inertia); rebuilds the model it computes with.
+        ValueError (naming the parameter) for a negative mass or a link not in the model."""
+        payload = payload or {}
+        link, mass = payload.get('link', ''), payload.get('mass', 0.0)
+        if not mass >= 0:
+            raise ValueError(f'payload.mass must be >= 0 kg, got {mass}')
+        if link and link not in self.base_model.link_names:
+            raise ValueError(f'payload.link "{link}" is not a link of {self.base_model.name}'
+                             + _suggest(link, self.base_model.link_names))
+        if not link or mass == 0.0:
             self.model = self.base_model
         else:
             self.model = self.base_model.with_payload(payload['link'], payload['mass'],
@@ -110,34 +150,65 @@ class Controller:
                                                       payload.get('inertia', (0.0,) * 6))
 
     # ---- inputs ----------------------------------------------------------------------------
-    def state(self, names, positions, velocities):
-        """(q, qd) in model order from a JointState's arrays. Extra joints are ignored, missing
-        ones take default positions and zero velocity; empty velocities mean zero."""
+    def update_state(self, names, positions, velocities, now):
+        """Merge a JointState's arrays into the state: only the joints it names change (extra
+        names are ignored); no velocities mean zero velocity for those joints. ``now``: the time
+        of receipt (s, monotonic) for freshness. Returns (model joints updated, commanded joints
+        updated). ValueError, changing nothing, for a joint named twice, short arrays or NaN."""
         key = tuple(names)
         maps = self._maps.get(key)
         if maps is None:
+            if len(set(key)) != len(key):
+                twice = sorted({nm for nm in key if key.count(nm) > 1})
+                raise ValueError(f'names joints twice: {twice}')
             pairs = [(self.base_model._index[nm], k) for k, nm in enumerate(key)
                      if nm in self.base_model._index]
-            maps = (np.array([p[0] for p in pairs], dtype=np.int64),
-                    np.array([p[1] for p in pairs], dtype=np.int64))
+            model_idx = np.array([p[0] for p in pairs], dtype=np.int64)
+            maps = (model_idx, np.array([p[1] for p in pairs], dtype=np.int64),
+                    int(np.isin(model_idx, self.cmd).sum()))
             if len(self._maps) > 16:
                 self._maps.clear()
             self._maps[key] = maps
-        model_idx, msg_idx = maps
+        model_idx, msg_idx, n_cmd = maps
         n_names = len(key)
         if len(positions) < n_names:
             raise ValueError(f'position has {len(positions)} values for {n_names} names')
         if len(velocities) and len(velocities) < n_names:
             raise ValueError(f'velocity has {len(velocities)} values for {n_names} names')
-        pos = np.asarray(positions, dtype=float)
-        q = self.default_q.copy()
-        q[model_idx] = pos[msg_idx]
-        qd = np.zeros(self.base_model.n)
-        if len(velocities):
-            qd[model_idx] = np.asarray(velocities, dtype=float)[msg_idx]
-        if not (np.all(np.isfinite(q)) and np.all(np.isfinite(qd))):
+        if len(model_idx) == 0:
+            return 0, 0
+        pos = np.asarray(positions, dtype=float)[msg_idx]
+        vel = (np.asarray(velocities, dtype=float)[msg_idx] if len(velocities)
+               else np.zeros(len(model_idx)))
+        if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(vel))):
             raise ValueError('joint state contains NaN or Inf')
-        return q, qd
+        self.q[model_idx] = pos
+        self.qd[model_idx] = vel
+        self.received[model_idx] = True
+        self.updated[model_idx] = now
+        return len(model_idx), n_cmd
+
+    def reset_state(self):
+        """Forget every joint state: joints take default positions and zero velocity."""
+        n = self.base_model.n
+        self.q, self.qd = self.default_q.copy(), np.zeros(n)
+        self.received = np.zeros(n, dtype=bool)
+        self.updated = np.full(n, -np.inf)           # time of the last update of each joint
+
+    def take_state(self, other):
+        """Carry the merged state over from another Controller of the same model."""
+        self.q, self.qd = other.q.copy(), other.qd.copy()
+        self.received, self.updated = other.received.copy(), other.updated.copy()
+        self.q[~self.received] = self.default_q[~self.received]
+
+    def missing_joints(self):
+        """Commanded joints never received."""
+        return [self.base_model.joint_names[i] for i in self.cmd if not self.received[i]]
+
+    def stale_joints(self, now, timeout):
+        """Commanded joints whose last update is older than ``timeout`` (or never came)."""
+        old = now - self.updated[self.cmd] > timeout
+        return [self.joints[k] for k in np.flatnonzero(old)] if old.any() else []
 
     def set_trajectory(self, joint_names, times, positions, velocities, accelerations, *,
                        start_time, now, q, qd):

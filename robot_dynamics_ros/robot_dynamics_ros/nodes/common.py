@@ -1,4 +1,5 @@
 """Pieces both nodes share: the robot_description source, parameter and logging helpers, main()."""
+import signal
 import sys
 import time
 
@@ -27,16 +28,76 @@ _TYPES = {
 }
 
 
+def _as_float(value):
+    """value as the float (or list of floats) a DOUBLE (array) parameter holds, or None when it
+    is not numbers. Integers are accepted: YAML and the command line type `400` as INTEGER."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, (int, float)):
+        return float(value)
+    try:
+        items = list(value)
+    except TypeError:
+        return None
+    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
+        return [float(v) for v in items]
+    return None
+
+
+def coerce_numbers(node, params):
+    """A pre-set-parameters callback: an INTEGER (array) given for a declared DOUBLE (array)
+    parameter becomes a DOUBLE (array), so `ros2 param set ... kp "[400]"` works."""
+    out = []
+    for p in params:
+        if node.has_parameter(p.name):
+            want = node.describe_parameter(p.name).type
+            if (want == ParameterType.PARAMETER_DOUBLE and p.type_ == Parameter.Type.INTEGER) or (
+                    want == ParameterType.PARAMETER_DOUBLE_ARRAY
+                    and p.type_ == Parameter.Type.INTEGER_ARRAY):
+                p = Parameter(p.name, value=_as_float(p.value))
+        out.append(p)
+    return out
+
+
 def declare(node, name, kind, default, description, read_only=False):
     """Declare a typed parameter with a descriptor; returns its value (the override if any).
-    Array parameters may default to an empty list."""
+    An integer override of a float parameter is taken as that float; an empty array default is
+    set to a typed empty array, so `ros2 param get/dump` show it."""
     ptype, rtype = _TYPES[kind]
     desc = ParameterDescriptor(name=name, type=ptype, description=description,
                                read_only=read_only, dynamic_typing=False)
+    override = node._parameter_overrides.get(name)
+    if override is not None and kind in (float, 'float[]') and override.type_ in (
+            Parameter.Type.INTEGER, Parameter.Type.INTEGER_ARRAY):
+        node._parameter_overrides[name] = Parameter(name, value=_as_float(override.value))
     if isinstance(default, list) and not default:
         value = node.declare_parameter(name, rtype, desc).value
-        return [] if value is None else list(value)
+        if value is None:
+            node.set_parameters([Parameter(name, rtype, [])])
+            return []
+        return list(value)
     return node.declare_parameter(name, default, desc).value
+
+
+def help_requested(args):
+    """True when the command line (before --ros-args) asks for --help."""
+    args = sys.argv[1:] if args is None else list(args)
+    if '--ros-args' in args:
+        args = args[:args.index('--ros-args')]
+    return any(a in ('-h', '--help') for a in args)
+
+
+def usage(executable, node_name, summary, parameters, interfaces):
+    """The --help text: what the node does, its parameters with defaults, its interfaces."""
+    lines = [f'usage: {executable} [--ros-args -p NAME:=VALUE ... | --params-file FILE]', '',
+             summary, '', f'node name: {node_name}', '', 'parameters (default):']
+    for name, (kind, default, text, read_only) in parameters.items():
+        kind_name = kind if isinstance(kind, str) else kind.__name__
+        shown = repr(default) if default != '' else "''"
+        lines.append(f'  {name} ({kind_name}{", read-only" if read_only else ""}) = {shown}')
+        lines.append(f'      {text}')
+    lines += [''] + list(interfaces)
+    return '\n'.join(lines)
 
 
 class DescriptionSource:
@@ -56,41 +117,68 @@ class DescriptionSource:
     def _on_topic(self, msg):
         self.use(msg.data, f'topic {self.topic}')
 
-    def use(self, xml, source):
-        """Build the model of ``xml``; True when it was valid."""
+    def use(self, xml, source, model=None):
+        """Build the model of ``xml`` (or take ``model``, already built from it); True when it
+        was valid. What loading noticed (rounded inertias, mimic joints, ...) is logged."""
         if not xml:
             return False
         if xml == self.xml:
             return True
-        try:
-            model = RobotModel.from_urdf(xml)
-        except (ValueError, KeyError) as e:
-            kept = 'keeping the previous model' if self.xml else 'still no model'
-            self.node.get_logger().error(f'invalid robot_description from {source}: {e} ({kept})')
-            return False
+        if model is None:
+            try:
+                model = RobotModel.from_urdf(xml)
+            except (ValueError, KeyError) as e:
+                kept = 'keeping the previous model' if self.xml else 'still no model'
+                self.node.get_logger().error(
+                    f'invalid robot_description from {source}: {e} ({kept})')
+                return False
         self.xml = xml
+        for warning in model.warnings:
+            self.node.get_logger().warning(f'robot_description from {source}: {warning}')
         self.on_model(model, xml, source)
         return True
 
 
 class Throttle:
-    """Warnings at most once per `period` seconds per key. (rclpy throttles per call site, which
+    """A log line at most once per `period` seconds (default 5) per key. (rclpy throttles per call site, which
     would hide a second, different reason logged from the same line.)"""
 
     def __init__(self, logger):
         self.logger = logger
         self.last = {}
 
-    def warning(self, key, message, period=1.0):
+    def warning(self, key, message, period=5.0):
+        self.log('warning', key, message, period)
+
+    def info(self, key, message, period=5.0):
+        self.log('info', key, message, period)
+
+    def log(self, level, key, message, period=5.0):
         now = time.monotonic()
         if now - self.last.get(key, -1e9) >= period:
             self.last[key] = now
-            self.logger.warning(message)
+            log_at(self.logger, level, message)
 
 
-def run_node(node_class, args=None):
-    """rclpy.init, spin a node of ``node_class``, shut down; a SystemExit raised by the node's
-    constructor (an invalid parameter) is printed and gives exit status 1."""
+def log_at(logger, level, message):
+    """logger.<level>(message). rclpy refuses one call site at two severities, so each level
+    gets its own line here."""
+    if level == 'info':
+        logger.info(message)
+    elif level == 'error':
+        logger.error(message)
+    else:
+        logger.warning(message)
+
+
+def run_node(node_class, args=None, help_text=''):
+    """rclpy.init, spin a node of ``node_class``, shut down. ``--help`` prints ``help_text`` and
+    exits 0; a SystemExit raised by the node's constructor (an invalid parameter) is printed and
+    gives exit status 1; Ctrl-C (SIGINT, possibly twice: launch signals the whole group) and
+    SIGTERM end it cleanly with status 0."""
+    if help_requested(args):
+        print(help_text)
+        return 0
     rclpy.init(args=args)
     node = None
     try:
@@ -105,6 +193,7 @@ def run_node(node_class, args=None):
         if rclpy.ok():
             raise                   # a real error; else SIGTERM shut the context down mid-spin
     finally:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)      # a second Ctrl-C: finish cleaning up
         if node is not None:
             node.destroy_node()
         if rclpy.ok():

@@ -6,7 +6,10 @@ Subscribes: ``robot_description`` (transient local; parameter fallback), ``/join
 it), ``~/torques`` (sensor_msgs/JointState: desired position and velocity, commanded effort; stamped
 with the joint state the efforts answer, or the time they were computed).
 Serves ``~/inverse_dynamics`` (robot_dynamics_msgs/srv/InverseDynamics). The arithmetic lives in
-``controller.py``; this module only translates messages.
+``control/controller.py``; this module only translates messages.
+
+joint_states are merged per joint (an arm and its gripper may publish separately); the state is
+stale as soon as a commanded joint's last update is older than ``state_timeout``.
 """
 import sys
 import time
@@ -15,6 +18,7 @@ import numpy as np
 from rcl_interfaces.msg import SetParametersResult
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
 from robot_dynamics_msgs.srv import InverseDynamics
@@ -22,8 +26,11 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
-from ..control.controller import MODES, TIMEOUT_BEHAVIOURS, Controller
-from .common import DescriptionSource, Throttle, declare, run_node
+from ..control import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints,
+                       unknown_joint_keys)
+from ..dynamics import RobotModel
+from .common import (DescriptionSource, Throttle, coerce_numbers, declare, log_at, run_node,
+                     usage)
 
 NODE_NAME = 'inverse_dynamics_controller'
 
@@ -32,8 +39,9 @@ NODE_NAME = 'inverse_dynamics_controller'
 PARAMETERS = {
     'robot_description': (str, '', 'URDF, used when the robot_description topic has none', False),
     'mode': (str, 'gravity', f'one of {", ".join(MODES)}', False),
-    'joints': ('str[]', [], 'commanded joints, the order of the command array '
-                            '(empty: every movable joint in model order)', True),
+    'joints': ('str[]', [], 'commanded joints, the order of the command array (empty: the '
+                            'effort joints of the <ros2_control> blocks, else every movable '
+                            'joint in model order)', True),
     'kp': ('float[]', [100.0], 'computed_torque position gains: one for all or one per joint', False),
     'kd': ('float[]', [20.0], 'computed_torque velocity gains: one for all or one per joint', False),
     'hardware_compensates_gravity': (bool, False, 'subtract g(q) from the output', False),
@@ -49,6 +57,14 @@ PARAMETERS = {
                                               'iyz izz (kg m^2)', False),
 }
 DYNAMIC_PREFIXES = ('default_positions.', 'effort_limits.')
+INTERFACES = (
+    'subscribes: robot_description (std_msgs/String, transient local), joint_states '
+    '(sensor_msgs/JointState, best effort), ~/joint_trajectory (trajectory_msgs/JointTrajectory)',
+    'publishes:  effort_controller/commands (std_msgs/Float64MultiArray, in joints order), '
+    '~/torques (sensor_msgs/JointState)',
+    'services:   ~/inverse_dynamics (robot_dynamics_msgs/srv/InverseDynamics)',
+    'per model joint, once the model is known: default_positions.<joint> (float, 0.0) and '
+    'effort_limits.<joint> (float, the URDF limit)')
 
 JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 
@@ -61,10 +77,10 @@ class FeedforwardNode(Node):
                        for name, (kind, default, desc, ro) in PARAMETERS.items()}
         self.ctrl = None
         self.model = None
-        self.q = self.qd = None
         self.state_stamp = None
-        self.last_state = None          # monotonic time of the last valid joint_states
-        self.stale = False
+        self.stale = None               # the stale (or missing) commanded joints being reported
+        self.gaps = []                  # recent intervals (s) between commanded-joint updates
+        self.last_update = None
         self._warned = set()
         self.throttle = Throttle(self.get_logger())
         self._declaring = False
@@ -80,6 +96,7 @@ class FeedforwardNode(Node):
                                  JOINT_STATE_QOS)
         self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_service(InverseDynamics, '~/inverse_dynamics', self._on_inverse_dynamics)
+        self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.description = DescriptionSource(self, self._on_model)
 
@@ -113,16 +130,14 @@ class FeedforwardNode(Node):
 
     def _controller(self, model, v):
         """A Controller for ``model`` and parameter values ``v`` (ValueError when they do not fit)."""
-        joints = v['joints'] or model.joint_names
+        joints = v['joints'] or default_joints(model)[0]
         limits = {j: v[f'effort_limits.{j}'] for j in model.joint_names
                   if f'effort_limits.{j}' in v and v[f'effort_limits.{j}'] != model.effort_limits[
                       model.index(j)]}
         defaults = {j: v[f'default_positions.{j}'] for j in model.joint_names
                     if f'default_positions.{j}' in v}
-        payload = None
-        if v['payload.link'] and v['payload.mass'] > 0:
-            payload = {'link': v['payload.link'], 'mass': v['payload.mass'],
-                       'com': v['payload.com'], 'inertia': v['payload.inertia']}
+        payload = {'link': v['payload.link'], 'mass': v['payload.mass'],
+                   'com': v['payload.com'], 'inertia': v['payload.inertia']}
         try:
             return Controller(model, joints=joints, mode=v['mode'], kp=v['kp'], kd=v['kd'],
                               hardware_compensates_gravity=v['hardware_compensates_gravity'],
@@ -131,6 +146,7 @@ class FeedforwardNode(Node):
             raise ValueError(str(e).strip('"')) from None
 
     def _on_model(self, model, xml, source):
+        log = self.get_logger()
         self._declaring = True       # declaring runs _on_set_parameters: nothing to apply yet
         for j in model.joint_names:
             for name, default, what in (
@@ -140,20 +156,42 @@ class FeedforwardNode(Node):
                 if not self.has_parameter(name):
                     self.values[name] = declare(self, name, float, default, what)
         self._declaring = False
+        # per-joint parameters given for joints this model does not have (a typo, another arm)
+        for prefix in DYNAMIC_PREFIXES:
+            names = [k[len(prefix):] for k in self._parameter_overrides if k.startswith(prefix)]
+            for problem in unknown_joint_keys(model, names, prefix[:-1]):
+                log.error(f'ignoring parameter {problem}')
+        values = self.values
         try:
-            ctrl = self._controller(model, self.values)
+            Controller(model).set_payload(self._payload(values))
         except ValueError as e:
-            self.get_logger().error(f'robot_description from {source} does not fit the '
-                                    f'parameters: {e}; ' + ('keeping the previous model'
-                                                            if self.ctrl else 'still no model'))
+            log.error(f'ignoring the payload parameters: {e}')
+            values = dict(values, **{'payload.link': '', 'payload.mass': 0.0})
+            self._declaring = True          # so that `ros2 param get` tells what is used
+            self.set_parameters([Parameter('payload.link', value=''),
+                                 Parameter('payload.mass', value=0.0)])
+            self._declaring = False
+        try:
+            ctrl = self._controller(model, values)
+        except ValueError as e:
+            log.error(f'robot_description from {source} does not fit the parameters: {e}; '
+                      + ('keeping the previous model' if self.ctrl else 'still no model'))
             return
+        self.values = values
         self.model, self.ctrl = model, ctrl
-        self.q = self.qd = None
-        self.get_logger().info(
-            f'model "{model.name}" from {source}: {model.n} joints, commanding '
-            f'{list(ctrl.joints)}' + (f'; payload {self.values["payload.mass"]} kg on '
-                                      f'{self.values["payload.link"]}' if ctrl.model is not model
-                                      else ''))
+        self.stale, self.gaps, self.last_update = None, [], None
+        self.model_time = time.monotonic()
+        why = ('the joints parameter' if self.values['joints']
+               else default_joints(model)[1])
+        log.info(f'model "{model.name}" from {source}: {model.n} joints; command order '
+                 f'{list(ctrl.joints)} ({why})' + (
+                     f'; payload {self.values["payload.mass"]} kg on '
+                     f'{self.values["payload.link"]}' if ctrl.model is not model else ''))
+
+    @staticmethod
+    def _payload(v):
+        return {'link': v['payload.link'], 'mass': v['payload.mass'],
+                'com': v['payload.com'], 'inertia': v['payload.inertia']}
 
     def _on_set_parameters(self, params):
         if self._declaring:
@@ -162,51 +200,106 @@ class FeedforwardNode(Node):
         for p in params:
             v[p.name] = p.value
         problem = self._check(v)
-        if problem is None and self.model is not None:
+        model = self.model
+        new_description = None
+        if problem is None and any(p.name == 'robot_description' for p in params) \
+                and v['robot_description']:
             try:
-                ctrl = self._controller(self.model, v)
+                new_description = RobotModel.from_urdf(v['robot_description'])
+            except (ValueError, KeyError) as e:
+                problem = f'robot_description does not parse: {e}'
+        if problem is None and model is not None:
+            try:
+                ctrl = self._controller(model, v)
             except ValueError as e:
                 problem = str(e)
         if problem:
             return SetParametersResult(successful=False, reason=problem)
         self.values = v
-        if self.model is not None:
-            if self.ctrl is not None and ctrl.joints == self.ctrl.joints:
-                ctrl.trajectory = self.ctrl.trajectory
-                if ctrl.mode == self.ctrl.mode:
-                    ctrl.hold = self.ctrl.hold
+        if model is not None:
+            old = self.ctrl
+            if old is not None:
+                ctrl.take_state(old)
+                if ctrl.joints == old.joints:
+                    ctrl.trajectory = old.trajectory
+                    if ctrl.mode == old.mode:
+                        ctrl.hold = old.hold
             self.ctrl = ctrl
-        if any(p.name == 'robot_description' for p in params) and v['robot_description']:
-            self.description.use(v['robot_description'], 'parameter robot_description')
-        names = ', '.join(f'{p.name}={p.value}' for p in params)
-        self.get_logger().info(f'parameters set: {names}')
+        if new_description is not None:
+            self.description.use(v['robot_description'], 'parameter robot_description',
+                                 new_description)
+        names = ', '.join(f'{p.name}={p.value}' for p in params if p.name != 'robot_description')
+        self.get_logger().info(f'parameters set: {names or "robot_description"}')
         return SetParametersResult(successful=True)
 
     # ---- inputs ------------------------------------------------------------------------------
     def _once(self, key, message, level='warning'):
         if key not in self._warned:
             self._warned.add(key)
-            getattr(self.get_logger(), level)(message)
+            log_at(self.get_logger(), level, message)
 
     def _on_joint_states(self, msg):
-        if self.ctrl is None:
+        ctrl = self.ctrl
+        if ctrl is None:
             self._once('no-model', 'joint_states arrive but there is no valid robot_description '
                                    'yet: publishing nothing')
             return
+        now = time.monotonic()
         try:
-            q, qd = self.ctrl.state(msg.name, msg.position, msg.velocity)
+            n_model, n_cmd = ctrl.update_state(msg.name, msg.position, msg.velocity, now)
         except ValueError as e:
             self.throttle.warning(('state', str(e).split(' ')[0]),
                                   f'rejected joint_states: {e}')
             return
-        self.q, self.qd = q, qd
+        if n_model == 0:
+            self.throttle.warning('foreign', f'joint_states names none of the model\'s joints '
+                                             f'({list(msg.name)[:4]}...): ignored')
+            return
+        if n_cmd == 0:
+            return              # e.g. a gripper's own stream: state updated, no command of its own
+        if self.last_update is not None:
+            self.gaps = (self.gaps + [now - self.last_update])[-20:]
+        self.last_update = now
         self.state_stamp = msg.header.stamp
-        self.last_state = time.monotonic()
-        if self.stale:
-            self.stale = False
-            self.get_logger().info('joint_states are back: commanding again')
         if self.values['rate'] == 0:
-            self._command()
+            self._command(now)
+
+    def _stale(self, now):
+        """Commanded joints that are missing or stale now (empty when the state is fresh);
+        logs the transitions, throttled."""
+        ctrl = self.ctrl
+        missing = ctrl.missing_joints()
+        timeout = self.values['state_timeout']
+        if missing:
+            if now - self.model_time > timeout:     # not the first few ms of two streams
+                self._once(('missing', self.model.name),
+                           f'no joint_states yet for {missing}: commanding '
+                           f'{self.values["on_timeout"]} torque until every commanded joint '
+                           f'has been received once', 'info')
+            return missing
+        stale = ctrl.stale_joints(now, timeout)
+        if stale and self.stale != stale:
+            age = now - ctrl.updated[[ctrl.base_model.index(j) for j in stale]].max()
+            self.throttle.warning(('stale', tuple(stale)),
+                                  f'joint_states of {stale} are {age:.3f} s old (state_timeout '
+                                  f'{timeout} s): commanding {self.values["on_timeout"]} torque')
+            self._slow_warning(timeout)
+        elif not stale and self.stale:
+            self.throttle.info('back', 'joint_states are back: commanding again')
+        self.stale = stale
+        return stale
+
+    def _slow_warning(self, timeout):
+        """joint_states that arrive slower than 1/state_timeout go stale between messages."""
+        if len(self.gaps) < 5:
+            return
+        gap = float(np.median(self.gaps))
+        if gap > timeout:
+            self.throttle.warning(
+                'slow', f'joint_states arrive at {1 / gap:.1f} Hz (every {gap * 1e3:.0f} ms), '
+                        f'slower than 1/state_timeout = {1 / timeout:.1f} Hz: the state goes '
+                        f'stale between messages; raise the state_timeout parameter above '
+                        f'{2 * gap:.2f} s or publish joint_states faster', 30.0)
 
     def _on_trajectory(self, msg):
         log = self.get_logger()
@@ -215,9 +308,10 @@ class FeedforwardNode(Node):
             self.ctrl.hold = None
             log.info('empty trajectory: stopping the current one and holding position')
             return
-        if self.ctrl is None or self.q is None:
-            log.error('rejected trajectory: ' + ('no robot_description yet' if self.ctrl is None
-                                                 else 'no joint_states yet'))
+        if self.ctrl is None or self.ctrl.missing_joints():
+            log.error('rejected trajectory: ' + (
+                'no robot_description yet' if self.ctrl is None
+                else f'no joint_states yet for {self.ctrl.missing_joints()}'))
             return
         now = self.get_clock().now().nanoseconds * 1e-9
         stamp = Time.from_msg(msg.header.stamp).nanoseconds * 1e-9
@@ -233,7 +327,7 @@ class FeedforwardNode(Node):
                               else None)
             traj = self.ctrl.set_trajectory(
                 list(msg.joint_names), times, [list(p.positions) for p in msg.points], *tables,
-                start_time=start, now=now, q=self.q, qd=self.qd)
+                start_time=start, now=now, q=self.ctrl.q, qd=self.ctrl.qd)
         except ValueError as e:
             log.error(f'rejected trajectory: {e}; keeping the previous behaviour')
             return
@@ -276,38 +370,41 @@ class FeedforwardNode(Node):
             msg.velocity = desired[1][self.ctrl.cmd].tolist()
         self.torque_pub.publish(msg)
 
-    def _command(self):
-        now = self.get_clock().now()
-        t = now.nanoseconds * 1e-9
-        des = self.ctrl.desired(t, self.q)
-        tau, clamped = self.ctrl.command(self.q, self.qd, t, des)
+    def _command(self, now=None):
+        now_mono = time.monotonic() if now is None else now
+        if self._stale(now_mono):
+            self._publish(self.ctrl.timeout_command(self.values['on_timeout'], self._known_q()))
+            return
+        ctrl = self.ctrl
+        stamp = self.get_clock().now()
+        t = stamp.nanoseconds * 1e-9
+        des = ctrl.desired(t, ctrl.q)
+        tau, clamped = ctrl.command(ctrl.q, ctrl.qd, t, des)
         if clamped.any():
-            names = [j for j, c in zip(self.ctrl.joints, clamped) if c]
+            names = [j for j, c in zip(ctrl.joints, clamped) if c]
             self.throttle.warning(('clamp', tuple(names)),
                                   f'effort clamped to the limits on {names}')
-        self._publish(tau, des, self.state_stamp if self.values['rate'] == 0 else None, now)
+        self._publish(tau, des, self.state_stamp if self.values['rate'] == 0 else None, stamp)
+
+    def _known_q(self):
+        """The last known q for on_timeout: gravity; None before any joint was received."""
+        return self.ctrl.q if self.ctrl.received.any() else None
 
     def _on_rate(self):
-        if self.ctrl is not None and self.q is not None and not self.stale:
+        if self.ctrl is not None:
             self._command()
 
     def _watchdog(self):
         if self.ctrl is None:
             return
-        age = None if self.last_state is None else time.monotonic() - self.last_state
-        if age is not None and age <= self.values['state_timeout']:
-            return
-        behaviour = self.values['on_timeout']
-        if not self.stale:
-            self.stale = True
-            why = ('no joint_states yet' if age is None else
-                   f'joint_states are {age:.3f} s old (state_timeout {self.values["state_timeout"]} s)')
-            self.get_logger().warning(f'{why}: commanding {behaviour} torque')
-        self._publish(self.ctrl.timeout_command(behaviour, self.q))
+        if self._stale(time.monotonic()):
+            self._publish(self.ctrl.timeout_command(self.values['on_timeout'], self._known_q()))
 
 
 def main(args=None):
-    return run_node(FeedforwardNode, args)
+    return run_node(FeedforwardNode, args, usage(
+        'feedforward_node', NODE_NAME, 'Effort commands from inverse dynamics (RNEA): gravity '
+        'compensation, feedforward and computed torque for a URDF arm.', PARAMETERS, INTERFACES))
 
 
 if __name__ == '__main__':

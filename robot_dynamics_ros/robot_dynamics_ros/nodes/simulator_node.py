@@ -22,17 +22,21 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from std_srvs.srv import Trigger
 
-from .common import DESCRIPTION_QOS, DescriptionSource, Throttle, declare, run_node
-from ..simulation.simulator import INTEGRATORS, SimulationDiverged, Simulator
+from ..control import default_joints
+from ..simulation import INTEGRATORS, SimulationDiverged, Simulator, initial_pose
+from .common import (DESCRIPTION_QOS, DescriptionSource, Throttle, coerce_numbers, declare,
+                     run_node, usage)
 
 NODE_NAME = 'dynamics_simulator'
 
 PARAMETERS = {
     'urdf_file': (str, '', 'URDF file to simulate (also published on robot_description)', True),
     'robot_description': (str, '', 'URDF string, when there is no urdf_file', True),
-    'joints': ('str[]', [], 'command order (empty: every movable joint in model order)', True),
-    'initial_positions': ('float[]', [], 'start and reset positions in joints order '
-                                         '(empty: zeros)', False),
+    'joints': ('str[]', [], 'command order (empty: the effort joints of the <ros2_control> '
+                            'blocks, else every movable joint in model order)', True),
+    'initial_positions': ('float[]', [], 'start and reset positions in joints order (empty: the '
+                                         'initial_value of the <ros2_control> position state '
+                                         'interfaces, else zero clamped into the limits)', False),
     'timestep': (float, 0.001, 'integration step (s)', True),
     'integrator': (str, 'semi_implicit_euler', f'one of {", ".join(INTEGRATORS)}', True),
     'publish_rate': (float, 500.0, 'joint_states rate (Hz of simulated time)', True),
@@ -46,6 +50,12 @@ PARAMETERS = {
     'friction': ('float[]', [], 'Coulomb friction per joint (empty: the URDF <dynamics friction>)',
                  True),
 }
+INTERFACES = (
+    'subscribes: effort_controller/commands (std_msgs/Float64MultiArray, in joints order), '
+    'robot_description (std_msgs/String, transient local; without urdf_file)',
+    'publishes:  joint_states (sensor_msgs/JointState), /clock (with publish_clock), '
+    'robot_description (from urdf_file or the parameter)',
+    'services:   ~/reset (std_srvs/Trigger)')
 
 
 class SimulatorNode(Node):
@@ -71,6 +81,7 @@ class SimulatorNode(Node):
         self.create_subscription(Float64MultiArray, 'effort_controller/commands',
                                  self._on_command, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
+        self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
         self.description = DescriptionSource(self, self._on_model)
         xml, source = v['robot_description'], 'parameter robot_description'
         if v['urdf_file']:
@@ -108,17 +119,13 @@ class SimulatorNode(Node):
 
     def _on_model(self, model, xml, source):
         v = self.values
-        joints = tuple(v['joints']) or model.joint_names
+        joints, why = ((tuple(v['joints']), 'the joints parameter') if v['joints']
+                       else default_joints(model))
         try:
             unknown = [j for j in joints if j not in model.joint_names]
             if unknown:
                 raise ValueError(f'joints {unknown} are not in the model')
-            q0 = np.zeros(model.n)
-            if v['initial_positions']:
-                if len(v['initial_positions']) != len(joints):
-                    raise ValueError(f'initial_positions needs {len(joints)} values, got '
-                                     f'{len(v["initial_positions"])}')
-                q0[[model.index(j) for j in joints]] = v['initial_positions']
+            q0, pose = initial_pose(model, joints, v['initial_positions'])
             sim = Simulator(model, dt=v['timestep'], integrator=v['integrator'],
                             damping=v['damping'] or None, friction=v['friction'] or None, q0=q0)
         except ValueError as e:
@@ -132,7 +139,8 @@ class SimulatorNode(Node):
         self.get_logger().info(
             f'simulating "{model.name}" ({model.n} joints) from {source}: dt {v["timestep"]} s, '
             f'{v["integrator"]}, joint_states at {v["publish_rate"]} Hz, real-time factor '
-            f'{v["real_time_factor"] or "max"}; commands for {list(joints)}')
+            f'{v["real_time_factor"] or "max"}; command order {list(joints)} ({why}); '
+            f'initial pose {np.round(q0, 4).tolist()} ({pose})')
 
     def _on_command(self, msg):
         with self.lock:
@@ -234,7 +242,9 @@ class SimulatorNode(Node):
 
 
 def main(args=None):
-    return run_node(SimulatorNode, args)
+    return run_node(SimulatorNode, args, usage(
+        'simulator_node', NODE_NAME, 'An articulated-body (ABA) simulation of a URDF arm: effort '
+        'commands in, joint_states out.', PARAMETERS, INTERFACES))
 
 
 if __name__ == '__main__':

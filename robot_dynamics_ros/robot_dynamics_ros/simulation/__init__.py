@@ -2,6 +2,6 @@
 
 Calls ``dynamics``; imports no ROS (``nodes/simulator_node.py`` is its ROS adapter).
 """
-from .simulator import INTEGRATORS, SimulationDiverged, Simulator
+from .simulator import INTEGRATORS, SimulationDiverged, Simulator, initial_pose
 
-__all__ = ['Simulator', 'SimulationDiverged', 'INTEGRATORS']
+__all__ = ['Simulator', 'SimulationDiverged', 'INTEGRATORS', 'initial_pose']

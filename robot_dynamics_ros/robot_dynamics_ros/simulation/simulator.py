@@ -188,6 +188,30 @@ class Simulator:
 
 
 
+def initial_pose(model, joints, initial_positions=()):
+    """(q0 in model order, where it came from) for a simulation start: ``initial_positions`` (in
+    ``joints`` order) when given; else the ``initial_value`` of the position state interfaces in
+    the description's ``<ros2_control>`` blocks (what ros2_control's mock hardware starts at),
+    for the joints that have one; else zero clamped into each joint's position limits."""
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    q0 = np.clip(np.zeros(model.n), lo, hi)
+    if len(initial_positions):
+        if len(initial_positions) != len(joints):
+            raise ValueError(f'initial_positions needs {len(joints)} values (one per joint of '
+                             f'{list(joints)}), got {len(initial_positions)}')
+        values = _per_joint(initial_positions, len(joints), 'initial_positions')
+        q0[[model.index(j) for j in joints]] = values
+        return q0, 'the initial_positions parameter'
+    initial = {j: v for j, v in model.ros2_control.initial_positions.items()
+               if j in model.joint_names}
+    for j, v in initial.items():
+        q0[model.index(j)] = v
+    if initial:
+        return q0, ('the initial_value of the <ros2_control> position state interfaces; zero '
+                    'clamped into the limits for the others')
+    return q0, 'zero clamped into the joint limits'
+
+
 def _per_joint(values, n, what):
     a = np.asarray(values, dtype=float).ravel()
     if a.size == 1 and n != 1:

@@ -1,0 +1,304 @@
+"""feedforward_node and simulator_node with descriptions and driver set-ups as real stacks have
+them, each node in its own process over real rclpy: an arm and its gripper publishing joint_states
+separately, a description with <ros2_control> blocks, a params YAML written with integers, names
+unknown, duplicated and missing, bad parameters, --help."""
+import os
+import subprocess
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+
+from rclpy.parameter import Parameter  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+
+from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
+from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
+
+from conftest import robot_urdf  # noqa: E402
+from ros_harness import CONFIG, NodeProcess, Peer, executable  # noqa: E402
+from test_every_description import stack_description  # noqa: E402
+
+ARM = [f'panda_joint{i}' for i in range(1, 8)]
+FINGERS = ['panda_finger_joint1', 'panda_finger_joint2']
+Q_ARM = np.array([0.1, -0.5, 0.3, -2.0, 0.2, 1.6, 0.7])
+
+
+@pytest.fixture(scope='module')
+def ros():
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+def start(tmp_path, name, ns, *args, params_file=True):
+    base = ['--params-file', os.path.join(CONFIG, 'feedforward.yaml')] if params_file else []
+    proc = NodeProcess('feedforward_node', base + ['-r', f'__ns:=/{ns}', *args],
+                       tmp_path / f'{name}.log')
+    peer = Peer(f'{name}_peer', target=f'{ns}/inverse_dynamics_controller',
+                command_topic=f'/{ns}/effort_controller/commands')
+    peer.js_pub = peer.node.create_publisher(JointState, f'/{ns}/joint_states', 10)
+    peer.desc_pub = peer.node.create_publisher(String, f'/{ns}/robot_description',
+                                               DESCRIPTION_QOS)
+    return proc, peer
+
+
+def stop(proc, peer):
+    peer.destroy()
+    proc.stop()
+
+
+def streams(peer, seconds, arm=None, gripper=None, arm_period=0.002, gripper_period=0.01):
+    """Publish the arm's and the gripper's joint_states as two drivers would, each at its rate."""
+    end, next_arm, next_grip = time.monotonic() + seconds, 0.0, 0.0
+    while time.monotonic() < end:
+        now = time.monotonic()
+        if arm is not None and now >= next_arm:
+            peer.publish_state(ARM, arm, np.zeros(7))
+            next_arm = now + arm_period
+        if gripper is not None and now >= next_grip:
+            peer.publish_state(FINGERS, gripper, [0.0, 0.0])
+            next_grip = now + gripper_period
+        rclpy.spin_once(peer.node, timeout_sec=0.001)
+
+
+def panda_gravity(q_arm, fingers):
+    model = RobotModel.from_urdf(robot_urdf('panda'))
+    q = np.zeros(model.n)
+    q[[model.index(j) for j in ARM]] = q_arm
+    q[[model.index(j) for j in FINGERS]] = fingers
+    return model, gravity_torques(model, q)
+
+
+def test_arm_and_gripper_streams_merge_into_one_steady_command(ros, tmp_path):
+    proc, peer = start(tmp_path, 'merge', 'merge', '-p', f'joints:={ARM}'.replace("'", '"'))
+    try:
+        peer.publish_description(robot_urdf('panda'))
+        assert proc.wait_log('model "', 20), proc.log()
+        model, g = panda_gravity(Q_ARM, [0.04, 0.04])
+        expected = g[[model.index(j) for j in ARM]]
+        streams(peer, 1.0, arm=Q_ARM, gripper=[0.04, 0.04])     # discovery, first messages
+        n = len(peer.commands)
+        streams(peer, 1.5, arm=Q_ARM, gripper=[0.04, 0.04])
+        cmds = np.array(peer.commands[n:])
+        assert len(cmds) > 100, len(cmds)
+        # every command: gravity at the merged state (the gripper's messages no longer reset the
+        # arm joints to default positions, which made the torque flip at the message rate)
+        assert np.abs(cmds - expected).max() < 1e-9, np.abs(cmds - expected).max(axis=0)
+        # the gripper's messages update the state but command nothing on their own: about one
+        # command per arm message (500 Hz over 1.5 s), not per message of either stream
+        assert len(cmds) < 1.5 * 500 * 1.3, len(cmds)
+    finally:
+        stop(proc, peer)
+
+
+def test_a_commanded_joint_missing_or_stale_gives_the_timeout_behaviour(ros, tmp_path):
+    proc, peer = start(tmp_path, 'stale', 'stale', '-p', 'on_timeout:=gravity')
+    try:
+        peer.publish_description(robot_urdf('panda'))          # commands all 9 joints
+        assert proc.wait_log('model "', 20), proc.log()
+        model, g_default = panda_gravity(Q_ARM, [0.0, 0.0])
+        # only the arm reports: the fingers are missing -> on_timeout (gravity at what is known)
+        streams(peer, 1.0, arm=Q_ARM)
+        assert proc.wait_log("no joint_states yet for ['panda_finger_joint1', "
+                             "'panda_finger_joint2']", 5), proc.log()
+        assert proc.log().count('no joint_states yet for') == 1          # logged once
+        assert np.abs(peer.commands[-1] - g_default).max() < 1e-9
+        # the gripper joins: fresh state, gravity at the merged state
+        _, g = panda_gravity(Q_ARM, [0.03, 0.03])
+        streams(peer, 0.6, arm=Q_ARM, gripper=[0.03, 0.03])
+        assert np.abs(peer.commands[-1] - g).max() < 1e-9
+        # the gripper stops: its joints go stale after state_timeout, named in the log
+        streams(peer, 0.6, arm=Q_ARM)
+        assert proc.wait_log("joint_states of ['panda_finger_joint1', 'panda_finger_joint2'] "
+                             "are", 5), proc.log()
+        assert 'commanding gravity torque' in proc.log()
+    finally:
+        stop(proc, peer)
+
+
+def test_foreign_duplicated_and_short_messages(ros, tmp_path):
+    proc, peer = start(tmp_path, 'names', 'names', '-p', 'state_timeout:=0.5')
+    try:
+        peer.publish_description(robot_urdf('panda'))
+        assert proc.wait_log('model "', 20), proc.log()
+        peer.state = (ARM + FINGERS, list(Q_ARM) + [0.02, 0.02], [0.0] * 9)
+        peer.spin(1.0)
+        good = peer.commands[-1].copy()
+        # a message naming none of the model's joints refreshes nothing
+        peer.state = (['wheel_left', 'wheel_right'], [1.0, 2.0], [])
+        peer.spin(0.3)
+        assert proc.wait_log("joint_states names none of the model's joints", 5), proc.log()
+        # a message naming a joint twice is refused
+        peer.state = (ARM + [ARM[0]], list(Q_ARM) + [3.0], [])
+        peer.spin(0.4)
+        assert proc.wait_log("rejected joint_states: names joints twice: ['panda_joint1']", 5)
+        # neither refreshed the state: after state_timeout the command is on_timeout's zero
+        peer.state = None
+        ok, got = peer.command_close_to(np.zeros(9), timeout=3.0)
+        assert ok, got
+        assert not np.allclose(good, 0)
+        # each reason logged at most once per few seconds, not per message
+        log = proc.log()
+        assert log.count('names none of the model') == 1 and log.count('twice') == 1, log
+    finally:
+        stop(proc, peer)
+
+
+def test_ros2_control_blocks_set_the_command_order(ros, tmp_path):
+    _, stacked = stack_description()           # effort interfaces: joint2, then joint1
+    proc, peer = start(tmp_path, 'rc', 'rc')
+    try:
+        peer.publish_description(stacked)
+        assert proc.wait_log("command order ['joint2', 'joint1'] (the effort command interfaces "
+                             "of the description's <ros2_control> blocks", 20), proc.log()
+        q = np.array([0.4, -0.9])
+        peer.state = (['joint1', 'joint2'], q, [0.0, 0.0])
+        g = gravity_torques(RobotModel.from_urdf(stacked), q)
+        ok, got = peer.command_close_to(g[::-1])
+        assert ok, (g, got)
+    finally:
+        stop(proc, peer)
+
+
+INT_YAML = '''/**:
+  ros__parameters:
+    mode: computed_torque
+    joints: [joint1]
+    kp: [400]
+    kd: [40]
+    rate: 100
+    state_timeout: 1
+    effort_limits: {joint1: 50}
+    default_positions: {joint2: 1}
+    effort_limits.joint_1: 10
+'''
+
+
+def test_a_yaml_written_with_integers_and_a_typo(ros, tmp_path):
+    params = tmp_path / 'ints.yaml'
+    params.write_text(INT_YAML)
+    proc, peer = start(tmp_path, 'ints', 'ints', '--params-file', str(params), params_file=False)
+    try:
+        peer.publish_description(open(example_urdf('planar_2r')).read())
+        assert proc.wait_log('model "', 20), proc.log()
+        assert peer.params.wait_for_services(timeout_sec=10)
+        future = peer.params.get_parameters(['kp', 'kd', 'rate', 'state_timeout',
+                                             'effort_limits.joint1', 'default_positions.joint2'])
+        peer.spin_until(future.done, 10)
+        values = [v.double_value if v.type == 3 else list(v.double_array_value)
+                  for v in future.result().values]
+        assert values == [[400.0], [40.0], 100.0, 1.0, 50.0, 1.0], values
+        # the typo is named, with the joint meant, and the node runs on without it
+        assert proc.wait_log('ignoring parameter effort_limits.joint_1: "joint_1" is not a '
+                             'movable joint of planar_2r (did you mean "joint1"?)', 5), proc.log()
+        # integers at runtime too (ros2 param set ... kp "[300]" sends an INTEGER_ARRAY)
+        future = peer.params.set_parameters([Parameter('kp', value=[300]),
+                                             Parameter('effort_limits.joint1', value=60)])
+        peer.spin_until(future.done, 10)
+        assert all(r.successful for r in future.result().results), future.result().results
+        peer.state = (['joint1'], [0.0], [0.0])          # joint2 at its default position 1.0
+        g = gravity_torques(RobotModel.from_urdf_file(example_urdf('planar_2r')),
+                            np.array([0.0, 1.0]))
+        assert g[0] > 100                               # clamped to the new limit, 60 N m
+        ok, got = peer.command_close_to([60.0], timeout=5)
+        assert ok, got
+        assert 'Traceback' not in proc.log()
+    finally:
+        stop(proc, peer)
+
+
+def test_bad_parameters_are_refused_naming_them(ros, tmp_path):
+    proc, peer = start(tmp_path, 'badp', 'badp', '-p', 'payload.mass:=-2.0',
+                       '-p', 'payload.link:=tool0')
+    try:
+        xml = open(example_urdf('planar_2r')).read()
+        peer.publish_description(xml)
+        assert proc.wait_log('model "', 20), proc.log()
+        assert 'payload.mass must be >= 0 kg, got -2.0' in proc.log()
+        for values, reason in [
+                (dict(payload__mass=-1.0), 'payload.mass must be >= 0'),
+                (dict(payload__link='tool1'), 'payload.link "tool1" is not a link of planar_2r '
+                                              '(did you mean "tool0"?)'),
+                (dict(robot_description='<robot name="x"><link name="a"/>'),
+                 'robot_description does not parse'),
+                (dict(robot_description='<robot name="x"><link name="a"/></robot>'),
+                 'no movable joint')]:
+            results = peer.set_params(**values)
+            assert not results[0].successful and reason in results[0].reason, results[0].reason
+        # a good payload is taken: 2 kg at the 2R's tip
+        results = peer.set_params(payload__link='tool0', payload__mass=2.0)
+        assert all(r.successful for r in results)
+        peer.state = (['joint1', 'joint2'], [0.0, 0.0], [])
+        model = RobotModel.from_urdf(xml)
+        ok, got = peer.command_close_to(
+            gravity_torques(model, np.zeros(2)) + np.array([2 * 9.81 * 1.8, 2 * 9.81 * 0.8]))
+        assert ok, got
+        assert proc.alive()
+    finally:
+        stop(proc, peer)
+
+
+@pytest.mark.parametrize('name', ['feedforward_node', 'simulator_node'])
+def test_help(name):
+    r = subprocess.run([executable(name), '--help'], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.startswith(f'usage: {name}')
+    assert 'parameters (default):' in r.stdout and 'publishes:' in r.stdout
+    assert max(len(line) for line in r.stdout.splitlines()) <= 200
+
+
+def test_the_simulator_starts_any_arm_inside_its_limits(ros, tmp_path):
+    """No initial_positions: panda (no <ros2_control>) starts at zero clamped into its limits
+    (joint4's range is [-3.07, -0.07]); the 2R arm at its <ros2_control> initial values."""
+    from conftest import ROBOTS, erd_root
+    panda = os.path.join(erd_root(), ROBOTS['panda'])
+    model = RobotModel.from_urdf_file(panda)
+    zero = np.clip(np.zeros(model.n), model.position_limits[:, 0], model.position_limits[:, 1])
+    assert zero[3] < 0
+    for urdf, expect, why in [
+            (example_urdf('planar_2r'), [1.5708, -3.1416], 'the initial_value of the '
+                                                          '<ros2_control> position state'),
+            (panda, np.round(zero, 4).tolist(), 'zero clamped into the joint limits')]:
+        proc = NodeProcess('simulator_node', ['-r', '__ns:=/anyarm', '-p', f'urdf_file:={urdf}'],
+                           tmp_path / 'anyarm.log')
+        node = rclpy.create_node('anyarm_peer', namespace='/anyarm')
+        states = []
+        node.create_subscription(JointState, 'joint_states', states.append, 10)
+        try:
+            assert proc.wait_log(f'initial pose {expect} ({why}', 20), proc.log()
+            end = time.monotonic() + 10
+            while not states and time.monotonic() < end:
+                rclpy.spin_once(node, timeout_sec=0.05)
+            assert states and proc.alive(), proc.log()
+        finally:
+            node.destroy_node()
+            proc.stop()
+
+
+def test_the_simulator_takes_the_ros2_control_command_order(ros, tmp_path):
+    _, stacked = stack_description()
+    urdf = tmp_path / 'stack.urdf'
+    urdf.write_text(stacked)
+    proc = NodeProcess('simulator_node', ['-r', '__ns:=/simrc', '-p', f'urdf_file:={urdf}'],
+                       tmp_path / 'simrc.log')
+    node = rclpy.create_node('simrc_peer', namespace='/simrc')
+    states = []
+    node.create_subscription(JointState, 'joint_states', states.append, 10)
+    pub = node.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+    try:
+        assert proc.wait_log("command order ['joint2', 'joint1']", 20), proc.log()
+        assert 'initial pose [1.25, -0.5]' in proc.log()
+        end = time.monotonic() + 10
+        while time.monotonic() < end:
+            pub.publish(Float64MultiArray(data=[7.0, -3.0]))       # joint2, joint1
+            rclpy.spin_once(node, timeout_sec=0.01)
+            if states and list(states[-1].effort) == [-3.0, 7.0]:
+                break
+        assert states and list(states[-1].effort) == [-3.0, 7.0]     # in model order
+    finally:
+        node.destroy_node()
+        proc.stop()
