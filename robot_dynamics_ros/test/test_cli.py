@@ -58,3 +58,33 @@ def test_bad_urdf_content(tmp_path):
     bad.write_text('<robot name="x"><link name="a"/></robot>')
     r = run('torques', '--urdf', str(bad))
     assert r.returncode == 1 and 'no movable joint' in r.stderr
+
+
+def test_info_describes_joints_masses_ros2_control_and_warnings(tmp_path):
+    from conftest import ROBOTS, erd_root
+    r = run('info', '--urdf', os.path.join(erd_root(), ROBOTS['panda']))
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert max(len(line) for line in lines) <= 100
+    assert lines[0].startswith('robot "panda": 9 movable joints, root link "panda_link0"')
+    joint_lines = [line.split() for line in lines if line[:3].strip().isdigit()]
+    assert [j[1] for j in joint_lines][:3] == ['panda_joint1', 'panda_joint2', 'panda_joint3']
+    assert joint_lines[7][1:3] == ['panda_finger_joint1', 'prismatic']
+    assert 'position [-3.072, -0.0698] rad  velocity 2.175 rad/s  effort 87 N m' in r.stdout
+    assert 'panda_link1 4.971,' in r.stdout
+    assert 'no <ros2_control> block' in r.stdout
+    assert 'mimics "panda_finger_joint1"' in r.stdout
+    from test_every_description import stack_description
+    urdf = tmp_path / 'stack.urdf'
+    urdf.write_text(stack_description()[1])
+    r = run('info', '--urdf', str(urdf))
+    assert r.returncode == 0, r.stderr
+    assert 'ros2_control effort command joints (the command order):\n  joint2, joint1' in r.stdout
+    assert 'warnings of loading: none' in r.stdout
+
+
+def test_info_on_a_refused_description():
+    from conftest import erd_root
+    r = run('info', '--urdf', os.path.join(erd_root(), 'romeo_description/urdf/romeo_laas_small.urdf'))
+    assert r.returncode == 1 and 'link "body" has an <inertia>' in r.stderr
+    assert 'Traceback' not in r.stderr

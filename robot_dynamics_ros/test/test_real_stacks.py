@@ -3,6 +3,7 @@ them, each node in its own process over real rclpy: an arm and its gripper publi
 separately, a description with <ros2_control> blocks, a params YAML written with integers, names
 unknown, duplicated and missing, bad parameters, --help."""
 import os
+import re
 import subprocess
 import time
 
@@ -302,3 +303,23 @@ def test_the_simulator_takes_the_ros2_control_command_order(ros, tmp_path):
     finally:
         node.destroy_node()
         proc.stop()
+
+
+def test_slow_joint_states_get_one_warning_naming_the_rate_and_parameter(ros, tmp_path):
+    proc, peer = start(tmp_path, 'slow', 'slow')         # state_timeout 0.1 s
+    try:
+        peer.publish_description(open(example_urdf('planar_2r')).read())
+        assert proc.wait_log('model "', 20), proc.log()
+        end = time.monotonic() + 3.0
+        while time.monotonic() < end:                     # a 5 Hz driver
+            peer.publish_state(['joint1', 'joint2'], [0.1, 0.2], [0.0, 0.0])
+            peer.spin(0.2)
+        assert proc.wait_log('joint_states arrive at', 5), proc.log()
+        log = proc.log()
+        assert re.search(r'joint_states arrive at (4\.[5-9]|5\.[0-2]) Hz', log), log
+        assert 'raise the state_timeout parameter above' in log
+        assert log.count('joint_states arrive at') == 1
+        # the stale / back transitions at 5 Hz are logged at most once per 5 s each
+        assert log.count('joint_states are back') <= 1, log
+    finally:
+        stop(proc, peer)

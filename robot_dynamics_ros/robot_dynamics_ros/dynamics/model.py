@@ -135,7 +135,7 @@ class RobotModel:
     def __init__(self, *, name, joint_names, parent, jtype, axis, Xtree, I, link_body, link_X,
                  position_limits, velocity_limits, effort_limits, damping, friction,
                  gravity=(0.0, 0.0, -9.81), root_link='', ros2_control=None, mimic=None,
-                 warnings=()):
+                 warnings=(), urdf_joints=None, link_masses=None):
         self.name = name
         self.root_link = root_link
         # what the description's <ros2_control> blocks say (joint order, initial values)
@@ -144,6 +144,9 @@ class RobotModel:
         self.mimic = dict(mimic or {})
         # what loading noticed and accepted: inertias rounded, mimic joints, massless joints
         self.warnings = tuple(warnings)
+        # per movable joint: (URDF type, parent link, child link); per link: its URDF mass
+        self.urdf_joints = tuple(urdf_joints or ())
+        self.link_masses = dict(link_masses or {})
         self.joint_names = tuple(joint_names)
         n = len(self.joint_names)
         self.n = self.nq = self.nv = n
@@ -254,7 +257,8 @@ class RobotModel:
                           velocity_limits=self.velocity_limits, effort_limits=self.effort_limits,
                           damping=self.damping, friction=self.friction, gravity=self._gravity,
                           root_link=self.root_link, ros2_control=self.ros2_control,
-                          mimic=self.mimic, warnings=self.warnings)
+                          mimic=self.mimic, warnings=self.warnings, urdf_joints=self.urdf_joints,
+                          link_masses=self.link_masses)
 
     @property
     def massless_joints(self):
@@ -313,8 +317,8 @@ class RobotModel:
         position_limits, velocity_limits, effort_limits, damping, friction = [], [], [], [], []
         inertias = []          # per body: list of (m, c, Ic) in the body frame
         link_body, link_pose = {root: -1}, {root: (np.eye(3), np.zeros(3))}
-        warnings, mimic = [], {}
-        _link_inertia(links[root], warnings)                  # the base never moves: checked only
+        warnings, mimic, urdf_joints = [], {}, []
+        link_masses = {root: _link_inertia(links[root], warnings)[0]}   # the base never moves
 
         # Depth-first from the root, a link's child joints in name order: the order of urdfdom,
         # Pinocchio, KDL and robot_state_publisher. Parents come before children.
@@ -341,6 +345,7 @@ class RobotModel:
                     raise ValueError(f'joint "{j.name}" has a zero <axis>')
                 child_body, Rc, pc = len(joint_names), np.eye(3), np.zeros(3)
                 joint_names.append(j.name)
+                urdf_joints.append((jt, j.parent, j.child))
                 parent.append(body)
                 jtype.append(PRISMATIC if jt == 'prismatic' else REVOLUTE)
                 axis.append(k / norm)
@@ -365,6 +370,7 @@ class RobotModel:
             link_body[j.child] = child_body
             link_pose[j.child] = (Rc, pc)
             m, c, Ic = _link_inertia(links[j.child], warnings)
+            link_masses[j.child] = m
             if child_body >= 0 and (m > 0 or Ic.any()):     # a massless rotor still has inertia
                 inertias[child_body].append((m, Rc @ c + pc, Rc @ Ic @ Rc.T))
             stack.extend((jc, child_body, Rc, pc) for jc in reversed(children[j.child]))
@@ -382,7 +388,8 @@ class RobotModel:
                     axis=axis, Xtree=Xtree, I=I, link_body=link_body, link_X=link_X,
                     position_limits=position_limits, velocity_limits=velocity_limits,
                     effort_limits=effort_limits, damping=damping, friction=friction,
-                    root_link=root, ros2_control=ros2_control, mimic=mimic, warnings=warnings)
+                    root_link=root, ros2_control=ros2_control, mimic=mimic, warnings=warnings,
+                    urdf_joints=urdf_joints, link_masses=link_masses)
         massless = model.massless_joints
         if massless:
             model.warnings += (f'joints {list(massless)} move no mass or inertia about their '

@@ -1,15 +1,22 @@
 """``robot-dynamics``: inverse dynamics of a URDF arm from the command line.
 
+    robot-dynamics info [--urdf PATH]
     robot-dynamics torques [--urdf PATH] [--start Q..] [--goal Q..] [--degrees]
                            [--duration T] [--samples N] [--rows R] [--plot OUT.png]
 
-Evaluates RNEA along the quintic rest-to-rest trajectory from --start to --goal and prints the
+``info`` prints what the model of a description is: each movable joint in model order (type,
+parent -> child link, axis, limits, damping, friction), the masses, the ros2_control effort
+joints and what loading warned about.
+
+``torques``
+evaluates RNEA along the quintic rest-to-rest trajectory from --start to --goal and prints the
 joint torques and their split into inertial M(q) qdd, Coriolis/centrifugal c(q, qd) and gravity
 g(q) parts, then each joint's peak torque against its URDF effort limit. Without --urdf it uses the
 2R arm of the lecture notes that the package ships (q1 90 -> 0 deg, q2 -180 -> 90 deg).
 """
 import argparse
 import sys
+import textwrap
 
 import numpy as np
 
@@ -45,6 +52,8 @@ def _parser():
     t.add_argument('--samples', type=int, default=201, help='trajectory samples (default 201)')
     t.add_argument('--rows', type=int, default=11, help='table rows to print (default 11)')
     t.add_argument('--plot', metavar='OUT.png', help='write the torque split as a figure')
+    i = sub.add_parser('info', help='joints, limits, masses, ros2_control order, load warnings')
+    i.add_argument('--urdf', help='URDF file (default: the shipped 2R arm of the lecture notes)')
     return ap
 
 
@@ -131,6 +140,84 @@ def plot_split(path, model, t, parts, title=''):
     plt.close(fig)
 
 
+WIDTH = 100
+
+
+def _num(x, unit=''):
+    if not np.isfinite(x):
+        return 'none'
+    return f'{x:.4g}{unit}'
+
+
+def describe(model):
+    """The ``info`` text of a model, in at most WIDTH columns."""
+    out = [f'robot "{model.name}": {model.n} movable joints, root link "{model.root_link}", '
+           f'total moving mass {model.total_mass:.4g} kg',
+           '', f'{"#":>3} {"joint":<26} {"type":<11} parent -> child link']
+    for i, name in enumerate(model.joint_names):
+        jt, parent, child = (model.urdf_joints[i] if model.urdf_joints else
+                             ('prismatic' if model.jtype[i] else 'revolute', '?', '?'))
+        prismatic = model.jtype[i] == 1
+        pos, vel = ('m', 'm/s') if prismatic else ('rad', 'rad/s')
+        eff, damp = ('N', 'N s/m') if prismatic else ('N m', 'N m s/rad')
+        lo, hi = model.position_limits[i]
+        ax = ', '.join(f'{a:.3g}' for a in model.axis[i])
+        out.append(_fit(f'{i:>3} {name:<26} {jt:<11} {parent} -> {child}'))
+        limits = (f'[{lo:.4g}, {hi:.4g}] {pos}' if np.isfinite(lo) or np.isfinite(hi)
+                  else 'unlimited')
+        out.append(_fit(f'{"":>4}axis ({ax})  position {limits}  velocity '
+                        f'{_num(model.velocity_limits[i], " " + vel)}  effort '
+                        f'{_num(model.effort_limits[i], " " + eff)}'))
+        if model.damping[i] or model.friction[i]:
+            out.append(f'{"":>4}damping {model.damping[i]:.4g} {damp}  friction '
+                       f'{model.friction[i]:.4g} {eff}')
+    masses = [f'{link} {m:.4g}' for link, m in model.link_masses.items()]
+    out += ['', 'link masses (kg):'] + _wrap_items(masses)
+    rc = model.ros2_control
+    out.append('')
+    if rc.effort_joints:
+        out += ['ros2_control effort command joints (the command order):'] + _wrap_items(
+            rc.effort_joints)
+    else:
+        out.append('ros2_control: ' + ('no effort command interface' if rc.joints else
+                                       'no <ros2_control> block') +
+                   ' (command order: every movable joint in model order)')
+    out.append('')
+    if model.warnings:
+        out.append('warnings of loading:')
+        for w in model.warnings:
+            out += textwrap.wrap(w, WIDTH, initial_indent='  - ', subsequent_indent='    ')
+    else:
+        out.append('warnings of loading: none')
+    return '\n'.join(out)
+
+
+def _wrap_items(items, indent='  '):
+    """Comma-separated items in lines of at most WIDTH columns, never splitting an item."""
+    lines, line = [], indent
+    for k, item in enumerate(items):
+        piece = item + (',' if k < len(items) - 1 else '')
+        if len(line) + len(piece) + 1 > WIDTH and line.strip():
+            lines.append(line.rstrip())
+            line = indent
+        line += piece + ' '
+    return lines + [line.rstrip()] if line.strip() else lines
+
+
+def _fit(line):
+    return line if len(line) <= WIDTH else line[:WIDTH - 3] + '...'
+
+
+def info(args):
+    try:
+        model = RobotModel.from_urdf_file(args.urdf or example_urdf('planar_2r'))
+    except ValueError as e:
+        print(f'robot-dynamics: {e}', file=sys.stderr)
+        return 1
+    print(describe(model))
+    return 0
+
+
 def torques(args, parser):
     if not args.duration > 0 or not np.isfinite(args.duration):
         parser.error('--duration must be a positive number of seconds')
@@ -161,6 +248,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     if args.command == 'torques':
         return torques(args, parser)
+    if args.command == 'info':
+        return info(args)
     return 2  # pragma: no cover - argparse requires a command
 
 
