@@ -106,11 +106,38 @@ build_msgs() {
 
 install_pkg() {
   pip_install --no-deps --no-build-isolation --force-reinstall "$ROOT/robot_dynamics_ros"
+  # ros2 run / launch_ros look for executables in <prefix>/lib/<package>/ (where colcon puts
+  # them); pip puts console scripts in bin/.
+  mkdir -p "$VENV/lib/robot_dynamics_ros"
+  local exe
+  for exe in feedforward_node simulator_node robot-dynamics closed-loop-demo; do
+    ln -sf "../../bin/$exe" "$VENV/lib/robot_dynamics_ros/$exe"
+  done
   # Compile the numba kernels once now, so that the first run (or the first test) does not pay it.
   ros_env
   "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d; d.warmup()
 from robot_dynamics_ros.simulation import Simulator
 s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])'
+}
+
+# ROS 2's launch system and ros2 CLI are not on PyPI: install them from a wheelhouse
+# ($RDR_ROS2_TOOLS, default ../shared/ros2-tools beside the repository, as CI has it).
+ROS2_TOOLS=${RDR_ROS2_TOOLS:-$ROOT/../shared/ros2-tools}
+
+install_ros2_tools() {
+  ros_env
+  bash "$ROS2_TOOLS/install.sh" "$VENV" >/dev/null
+}
+
+setup_ros2_tools() {
+  if [ -f "$ROS2_TOOLS/install.sh" ]; then
+    step ros2-tools "$(hash_inputs "$ROS2_TOOLS") $(cat "$STAMPS/requirements")" install_ros2_tools
+  elif [ ! -f "$STAMPS/ros2-tools" ]; then
+    say "no ROS 2 tools wheelhouse at $ROS2_TOOLS: 'ros2 launch', 'ros2 topic ...' and the launch"
+    say "tests are not available (set RDR_ROS2_TOOLS to a folder holding install.sh and wheels of"
+    say "launch, launch_ros, launch_testing and ros2cli; or build those from their GitHub tags;"
+    say "a real ROS 2 install has them)"
+  fi
 }
 
 setup() {
@@ -124,7 +151,8 @@ setup() {
     pip_install -r "$ROOT/requirements/runtime.txt" -r "$ROOT/requirements/build.txt" -r "$ROOT/requirements/test.txt"
   step cmake-exports "$(cat "$STAMPS/requirements")" fix_cmake_exports
   step msgs "$(hash_inputs "$ROOT/robot_dynamics_msgs") $(cat "$STAMPS/requirements")" build_msgs
-  step package "$(hash_inputs "$ROOT/robot_dynamics_ros" | cut -c1-64) $(cat "$STAMPS/msgs")" install_pkg
+  setup_ros2_tools
+  step package "$(hash_inputs "$ROOT/robot_dynamics_ros" "$ROOT/scripts/dev.sh" | cut -c1-64) $(cat "$STAMPS/msgs")" install_pkg
 }
 
 cmd=${1:-}

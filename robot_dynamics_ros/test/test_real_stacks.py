@@ -271,10 +271,16 @@ def test_the_simulator_starts_any_arm_inside_its_limits(ros, tmp_path):
         node.create_subscription(JointState, 'joint_states', states.append, 10)
         try:
             assert proc.wait_log(f'initial pose {expect} ({why}', 20), proc.log()
+            assert 'holding the initial pose (brakes engaged) until the first effort' in proc.log()
             end = time.monotonic() + 10
-            while not states and time.monotonic() < end:
+            while len(states) < 500 and time.monotonic() < end:
                 rclpy.spin_once(node, timeout_sec=0.05)
-            assert states and proc.alive(), proc.log()
+            # no command: the arm holds its initial pose (it does not fall onto its stops)
+            assert len(states) >= 500 and proc.alive(), proc.log()
+            q = np.array([m.position for m in states])
+            np.testing.assert_allclose(q, np.tile(q[0], (len(q), 1)), atol=0)
+            np.testing.assert_allclose(q[0], expect, atol=1e-4)
+            assert np.all(np.array([m.velocity for m in states]) == 0.0)
         finally:
             node.destroy_node()
             proc.stop()

@@ -382,8 +382,7 @@ class FeedforwardNode(Node):
         tau, clamped = ctrl.command(ctrl.q, ctrl.qd, t, des)
         if clamped.any():
             names = [j for j, c in zip(ctrl.joints, clamped) if c]
-            self.throttle.warning(('clamp', tuple(names)),
-                                  f'effort clamped to the limits on {names}')
+            self.throttle.warning('clamp', f'effort clamped to the limits on {names}')
         self._publish(tau, des, self.state_stamp if self.values['rate'] == 0 else None, stamp)
 
     def _known_q(self):

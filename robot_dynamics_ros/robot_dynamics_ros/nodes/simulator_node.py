@@ -45,6 +45,8 @@ PARAMETERS = {
     'real_time_factor': (float, 1.0, 'simulated seconds per wall second; 0: as fast as possible',
                          True),
     'publish_clock': (bool, False, 'publish the simulated time on /clock', True),
+    'hold_until_command': (bool, True, 'hold the initial pose (brakes engaged) until the first '
+                                       'effort command; false: integrate from the start', True),
     'damping': ('float[]', [], 'viscous damping per joint (empty: the URDF <dynamics damping>)',
                 True),
     'friction': ('float[]', [], 'Coulomb friction per joint (empty: the URDF <dynamics friction>)',
@@ -74,6 +76,7 @@ class SimulatorNode(Node):
         self.command = None
         self.last_command = None
         self.halted = False
+        self.braked = False             # holding the initial pose until the first command
         self.reanchor = True
         self.throttle = Throttle(self.get_logger())
         self.js_pub = self.create_publisher(JointState, 'joint_states', 10)
@@ -135,12 +138,17 @@ class SimulatorNode(Node):
             self.sim, self.joints, self.q0 = sim, joints, q0
             self.cmd_idx = np.array([model.index(j) for j in joints], dtype=np.int64)
             self.command, self.last_command, self.halted = None, None, False
+            self.braked = v['hold_until_command']
             self.reanchor = True
         self.get_logger().info(
             f'simulating "{model.name}" ({model.n} joints) from {source}: dt {v["timestep"]} s, '
             f'{v["integrator"]}, joint_states at {v["publish_rate"]} Hz, real-time factor '
             f'{v["real_time_factor"] or "max"}; command order {list(joints)} ({why}); '
             f'initial pose {np.round(q0, 4).tolist()} ({pose})')
+        if v['hold_until_command']:
+            self.get_logger().info(
+                f'holding the initial pose (brakes engaged) until the first effort command on '
+                f'{self.resolve_topic_name("effort_controller/commands")}')
 
     def _on_command(self, msg):
         with self.lock:
@@ -156,6 +164,9 @@ class SimulatorNode(Node):
                 return
             self.command = data
             self.last_command = time.monotonic()
+            if self.braked:
+                self.braked = False
+                self.get_logger().info('first effort command: releasing the brakes')
 
     def _on_reset(self, request, response):
         with self.lock:
@@ -164,6 +175,7 @@ class SimulatorNode(Node):
                 return response
             self.sim.reset(self.q0)
             self.command, self.last_command, self.halted = None, None, False
+            self.braked = self.values['hold_until_command']     # brakes on again
             self.reanchor = True            # pace from now, not from the old start
         self.get_logger().info('reset to initial_positions')
         response.success, response.message = True, 'reset to initial_positions'
@@ -196,7 +208,10 @@ class SimulatorNode(Node):
                         self.get_logger().warning(
                             f'no command for {v["command_timeout"]} s: applying zero torque')
                     try:
-                        sim.step(tau)
+                        if self.braked:             # the brakes hold the pose; time runs on
+                            sim.t += sim.dt
+                        else:
+                            sim.step(tau)
                     except SimulationDiverged as e:
                         self.halted = True
                         self.get_logger().error(f'simulation stopped: {e}; holding the last '
