@@ -183,6 +183,20 @@ class SimulatorNode(Node):
 
     # ---- the simulation thread ---------------------------------------------------------------
     def _loop(self):
+        """Run the simulation until shutdown; an unexpected error halts the simulation with its
+        cause in the log (the thread lives on, ~/reset resumes); shutdown ends it quietly."""
+        while self.running and rclpy.ok():
+            try:
+                self._simulate()
+            except Exception as e:          # noqa: B902 - the thread must not die silently
+                if not (self.running and rclpy.ok()):
+                    return                  # the context went away under us: shutting down
+                with self.lock:
+                    self.halted = True
+                self.get_logger().error(f'simulation stopped by an error in the integration '
+                                        f'thread: {e!r}; holding the last state (call ~/reset)')
+
+    def _simulate(self):
         v = self.values
         rtf, dt = v['real_time_factor'], v['timestep']
         publish_every = max(1, int(round(1.0 / (v['publish_rate'] * dt))))
