@@ -124,3 +124,46 @@ def test_simulation_launch_runs_another_arm_inside_its_limits(node, tmp_path):
         log = launch.stop()
     assert log.count('process has finished cleanly') == 2, log
     assert 'Traceback' not in log and 'KeyboardInterrupt' not in log, log
+
+
+@pytest.mark.parametrize('executable, node_name, module', [
+    ('feedforward_node', 'inverse_dynamics_controller', 'feedforward_node'),
+    ('simulator_node', 'dynamics_simulator', 'simulator_node')])
+def test_ros2_param_dump_shows_every_declared_parameter(tmp_path, executable, node_name, module):
+    import importlib
+
+    import yaml
+
+    from robot_dynamics_ros.dynamics import example_urdf
+    from ros_harness import NodeProcess
+    declared = importlib.import_module(f'robot_dynamics_ros.nodes.{module}').PARAMETERS
+    proc = NodeProcess(executable, ['-r', '__ns:=/dump', '-p', f'urdf_file:={example_urdf()}']
+                       if executable == 'simulator_node' else ['-r', '__ns:=/dump'],
+                       tmp_path / 'dump.log')
+    ros2 = shutil.which('ros2', path=os.path.dirname(sys.executable))
+    try:
+        assert proc.wait_log('[dump.', 20), proc.log()
+        out = None
+        for _ in range(5):                  # --no-daemon: discovery may take a moment
+            r = subprocess.run([ros2, 'param', 'dump', '--no-daemon', f'/dump/{node_name}'],
+                               capture_output=True, text=True, timeout=60)
+            if r.returncode == 0 and 'ros__parameters' in r.stdout:
+                out = yaml.safe_load(r.stdout)
+                break
+            time.sleep(1)
+        assert out, (r.stdout, r.stderr)
+        params = out[f'/dump/{node_name}']['ros__parameters']
+
+        def flat(d, prefix=''):
+            for k, v in d.items():
+                yield from (flat(v, f'{prefix}{k}.') if isinstance(v, dict) else
+                            [(f'{prefix}{k}', v)])
+        dumped = dict(flat(params))
+        missing = sorted(set(declared) - set(dumped))
+        assert not missing, (missing, sorted(dumped))
+        assert dumped['joints'] == []
+        r = subprocess.run([ros2, 'param', 'get', '--no-daemon', f'/dump/{node_name}', 'joints'],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode == 0 and 'String values are: []' in r.stdout, (r.stdout, r.stderr)
+    finally:
+        proc.stop()

@@ -71,11 +71,14 @@ def declare(node, name, kind, default, description, read_only=False):
             Parameter.Type.INTEGER, Parameter.Type.INTEGER_ARRAY):
         node._parameter_overrides[name] = Parameter(name, value=_as_float(override.value))
     if isinstance(default, list) and not default:
-        value = node.declare_parameter(name, rtype, desc).value
+        # declared by type (an empty list has none), then set to a typed empty array: an unset
+        # parameter makes GetParameters answer nothing for the whole request (ros2 param dump)
+        writable = ParameterDescriptor(name=name, type=ptype, description=description)
+        value = node.declare_parameter(name, rtype, writable).value
         if value is None:
             node.set_parameters([Parameter(name, rtype, [])])
-            return []
-        return list(value)
+        node.set_descriptor(name, desc)
+        return [] if value is None else list(value)
     return node.declare_parameter(name, default, desc).value
 
 

@@ -136,12 +136,11 @@ class FeedforwardNode(Node):
                       model.index(j)]}
         defaults = {j: v[f'default_positions.{j}'] for j in model.joint_names
                     if f'default_positions.{j}' in v}
-        payload = {'link': v['payload.link'], 'mass': v['payload.mass'],
-                   'com': v['payload.com'], 'inertia': v['payload.inertia']}
         try:
             return Controller(model, joints=joints, mode=v['mode'], kp=v['kp'], kd=v['kd'],
                               hardware_compensates_gravity=v['hardware_compensates_gravity'],
-                              effort_limits=limits, default_positions=defaults, payload=payload)
+                              effort_limits=limits, default_positions=defaults,
+                              payload=self._payload(v))
         except KeyError as e:
             raise ValueError(str(e).strip('"')) from None
 
