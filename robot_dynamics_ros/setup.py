@@ -26,8 +26,8 @@ setup(
     entry_points={
         'console_scripts': [
             'robot-dynamics = robot_dynamics_ros.tools.cli:main',
-            'feedforward_node = robot_dynamics_ros.nodes.feedforward_node:main',
-            'simulator_node = robot_dynamics_ros.nodes.simulator_node:main',
+            'feedforward_node = robot_dynamics_ros.nodes:feedforward_main',
+            'simulator_node = robot_dynamics_ros.nodes:simulator_main',
             'closed-loop-demo = robot_dynamics_ros.tools.demo:main',
         ],
     },

@@ -16,7 +16,7 @@ LAUNCH = sorted(glob.glob(os.path.join(PACKAGE, 'launch', '*.launch.py')))
 def entry_points():
     with open(os.path.join(PACKAGE, 'setup.py')) as f:
         text = f.read()
-    return set(re.findall(r"'([\w\-]+) = robot_dynamics_ros\.[\w.]+:main'", text))
+    return set(re.findall(r"'([\w\-]+) = robot_dynamics_ros\.[\w.]+:\w+'", text))
 
 
 def launch_calls(path):

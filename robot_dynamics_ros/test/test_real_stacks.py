@@ -329,3 +329,17 @@ def test_slow_joint_states_get_one_warning_naming_the_rate_and_parameter(ros, tm
         assert log.count('joint_states are back') <= 1, log
     finally:
         stop(proc, peer)
+
+
+@pytest.mark.parametrize('name', ['feedforward_node', 'simulator_node'])
+def test_ctrl_c_during_the_first_compile_exits_cleanly(tmp_path, name):
+    """A fresh install compiles the kernels at the first start (seconds); Ctrl-C then must not
+    print a traceback from the import, and the exit status is 0."""
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'numba-cache'))   # an empty cache
+    proc = subprocess.Popen([executable(name), '--ros-args', '-r', '__ns:=/cold'], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(2.0)                     # well inside the compile (~10 s cold)
+    proc.send_signal(2)                 # SIGINT, as Ctrl-C
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, out
+    assert 'Traceback' not in out and 'KeyboardInterrupt' not in out, out
