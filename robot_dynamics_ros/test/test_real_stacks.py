@@ -271,7 +271,8 @@ def test_the_simulator_starts_any_arm_inside_its_limits(ros, tmp_path):
         node.create_subscription(JointState, 'joint_states', states.append, 10)
         try:
             assert proc.wait_log(f'initial pose {expect} ({why}', 20), proc.log()
-            assert 'holding the initial pose (brakes engaged) until the first effort' in proc.log()
+            assert proc.wait_log('holding the initial pose (brakes engaged) until the first '
+                                 'effort', 5), proc.log()
             end = time.monotonic() + 10
             while len(states) < 500 and time.monotonic() < end:
                 rclpy.spin_once(node, timeout_sec=0.05)

@@ -1,0 +1,64 @@
+"""The repository in a workspace's src/, built by colcon as a ROS user builds it: both packages are
+found and built, and the installed layout is what `ros2 run` and `ros2 launch` need."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from ros_harness import PACKAGE
+
+REPO = os.path.dirname(PACKAGE)
+COLCON = shutil.which('colcon', path=os.path.dirname(sys.executable))
+if COLCON is None:
+    pytest.skip('colcon is not installed in this environment (scripts/dev.sh installs it with the '
+                'ROS 2 tools from $RDR_ROS2_TOOLS, default ../shared/ros2-tools)',
+                allow_module_level=True)
+
+
+def build(tmp_path, *extra):
+    ws = tmp_path / 'ws'
+    (ws / 'src').mkdir(parents=True)
+    # the repository as a user clones it into src/ (tracked files only, no venv or build output)
+    files = subprocess.run(['git', 'ls-files'], cwd=REPO, capture_output=True, text=True,
+                           check=True).stdout.split()
+    for f in files:
+        dst = ws / 'src' / 'robot_dynamics_ros' / f
+        dst.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(os.path.join(REPO, f), dst)
+    venv = os.path.dirname(os.path.dirname(sys.executable))
+    env = dict(os.environ, AMENT_PREFIX_PATH=venv, CMAKE_PREFIX_PATH=venv,
+               PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'])
+    r = subprocess.run([COLCON, 'build', *extra, '--cmake-args', '-DBUILD_TESTING=OFF'],
+                       cwd=ws, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    assert 'Summary: 2 packages finished' in r.stdout, r.stdout
+    return ws / 'install'
+
+
+@pytest.mark.parametrize('extra', [[], ['--symlink-install']])
+def test_colcon_builds_both_packages_with_the_installed_layout(tmp_path, extra):
+    install = build(tmp_path, *extra)
+    lib = install / 'robot_dynamics_ros' / 'lib' / 'robot_dynamics_ros'
+    for exe in ('feedforward_node', 'simulator_node', 'robot-dynamics', 'closed-loop-demo'):
+        assert (lib / exe).is_file() and os.access(lib / exe, os.X_OK), exe
+    share = install / 'robot_dynamics_ros' / 'share' / 'robot_dynamics_ros'
+    for f in ('package.xml', 'launch/feedforward.launch.py', 'launch/simulation.launch.py',
+              'config/feedforward.yaml', 'config/simulation.yaml', 'urdf/planar_2r.urdf'):
+        assert (share / f).is_file(), f
+    index = 'share/ament_index/resource_index/packages'
+    assert (install / 'robot_dynamics_ros' / index / 'robot_dynamics_ros').is_file()
+    assert (install / 'robot_dynamics_msgs' / index / 'robot_dynamics_msgs').is_file()
+    # the interface package generated its Python module
+    msgs = list((install / 'robot_dynamics_msgs').glob(
+        'lib/python3*/site-packages/robot_dynamics_msgs/srv/_inverse_dynamics.py'))
+    assert msgs, 'robot_dynamics_msgs has no generated Python module'
+    if not extra:       # a plain install copies the layers; --symlink-install links the source
+        site = list((install / 'robot_dynamics_ros').glob('lib/python3*/site-packages'))
+        assert site and all((site[0] / 'robot_dynamics_ros' / layer / '__init__.py').is_file()
+                            for layer in ('dynamics', 'control', 'simulation', 'nodes', 'tools'))
+    # the installed executable runs (--help needs no ROS graph)
+    r = subprocess.run([str(lib / 'feedforward_node'), '--help'], capture_output=True,
+                       text=True, timeout=120)
+    assert r.returncode == 0 and r.stdout.startswith('usage: feedforward_node'), r.stderr
