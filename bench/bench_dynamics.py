@@ -4,7 +4,8 @@
 
 Per robot (ur5, panda, talos_reduced): per-call time of rnea, aba, crba and gravity_torques, both
 called from Python, next to Pinocchio's (pin.rnea, pin.aba, pin.crba,
-pin.computeGeneralizedGravity) and the ratio ours/Pinocchio; batch rnea per point (K = 1000) against
+pin.computeGeneralizedGravity) and the ratio ours/Pinocchio; batch rnea per point (K = 1000)
+against
 a Python loop over pin.rnea and against pin.rneaInParallel (ours runs on one thread). Then the
 cold compile time of every kernel (fresh numba cache) and the time a second process with a warm
 cache takes from its start to its first torque. Each time is the best of several repeats of many
@@ -80,7 +81,8 @@ def bench_robot(name, number, repeat, K):
         ('rnea', lambda: rnea(m, q, qd, qdd), lambda: pin.rnea(pm, pd, pq, pv, pa)),
         ('aba', lambda: aba(m, q, qd, tau), lambda: pin.aba(pm, pd, pq, pv, pt)),
         ('crba', lambda: crba(m, q), lambda: pin.crba(pm, pd, pq)),
-        ('gravity', lambda: gravity_torques(m, q), lambda: pin.computeGeneralizedGravity(pm, pd, pq)),
+        ('gravity', lambda: gravity_torques(m, q),
+         lambda: pin.computeGeneralizedGravity(pm, pd, pq)),
     ]
     for fn_name, ours, theirs in pairs:
         ours(), theirs()
@@ -118,13 +120,16 @@ def bench_robot(name, number, repeat, K):
     t_b = per_call(lambda: rnea(m, Q, QD, QDD), nb, repeat) / K
     t_l = per_call(pin_loop, max(1, nb // 4), repeat) / K
     t_par = per_call(pin_parallel, nb, repeat) / K
-    rows.append((name, 'batch rnea / pt (vs pin.rnea loop)', t_b, t_l, t_b / t_l, TARGETS['batch']))
-    rows.append((name, 'batch rnea / pt (vs rneaInParallel x2 threads)', t_b, t_par, t_b / t_par, None))
+    rows.append((name, 'batch rnea / pt (vs pin.rnea loop)', t_b, t_l, t_b / t_l,
+                 TARGETS['batch']))
+    rows.append((name, 'batch rnea / pt (vs rneaInParallel x2 threads)', t_b, t_par,
+                 t_b / t_par, None))
     return rows
 
 
 def startup_times():
-    """Cold compile of every kernel in a fresh numba cache; then a second process's first result."""
+    """Cold compile of every kernel in a fresh numba cache; then a second process's first
+    result."""
     cache = tempfile.mkdtemp(prefix='rdr-numba-cache-')
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
     cold = textwrap.dedent('''
@@ -150,7 +155,8 @@ def main():
     args = ap.parse_args()
     number, repeat = (2000, 3) if args.quick else (20000, 7)
     print(f'pinocchio {pin.__version__}; best of {repeat} x {number} calls; times in ns per call')
-    print(f'{"robot":<14} {"function":<48} {"ours":>9} {"pinocchio":>10} {"ratio":>7} {"target":>7}')
+    print(f'{"robot":<14} {"function":<48} {"ours":>9} {"pinocchio":>10} {"ratio":>7} '
+          f'{"target":>7}')
     ok = True
     for name in ROBOTS:
         for robot, fn, t_o, t_p, ratio, target in bench_robot(name, number, repeat, 1000):

@@ -2,13 +2,14 @@
 
     bash scripts/dev.sh run python bench/bench_node_latency.py [--seconds 60] [--rate 1000]
 
-Another process publishes panda joint_states at --rate Hz for --seconds. Every effort
-message the node publishes is paired with the joint state it answers (~/torques carries that
-state's stamp; it is published right after the effort command), and the latency is the time from
-publishing that state to receiving the efforts; effort commands are counted too. The same is measured in the same run for a bare rclpy echo node (joint_states in ->
-Float64MultiArray + JointState out, no computation), the floor any Python node has here.
-Reports sent, received, dropped and p50/p99/max latency; target: 0 dropped and p99 within 0.3 ms
-of the echo's p99. DDS stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
+Another process publishes panda joint_states at --rate Hz for --seconds. Every effort message the
+node publishes is paired with the joint state it answers (~/torques carries that state's stamp; it
+is published right after the effort command), and the latency is the time from publishing that
+state to receiving the efforts; effort commands are counted too. The same is measured in the same
+run for a bare rclpy echo node (joint_states in -> Float64MultiArray + JointState out, no
+computation), the floor any Python node has here. Reports sent, received, dropped and p50/p99/max
+latency; target: 0 dropped and p99 within 0.3 ms of the echo's p99. DDS stays on this machine
+(ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
 """
 import argparse
 import os

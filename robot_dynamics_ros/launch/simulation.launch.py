@@ -22,7 +22,8 @@ def generate_launch_description():
     urdf = LaunchConfiguration('urdf_file')
     return LaunchDescription([
         DeclareLaunchArgument('urdf_file',
-                              default_value=PathJoinSubstitution([share, 'urdf', 'planar_2r.urdf'])),
+                              default_value=PathJoinSubstitution(
+                                  [share, 'urdf', 'planar_2r.urdf'])),
         DeclareLaunchArgument('mode', default_value='computed_torque'),
         DeclareLaunchArgument('with_state_publisher', default_value='false',
                               description='also start robot_state_publisher (TF)'),

@@ -10,6 +10,11 @@ os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(30, 99)))
 
 
+def pytest_configure(config):
+    for marker in ('flake8', 'linter'):
+        config.addinivalue_line('markers', f'{marker}: a code style check (ament linters)')
+
+
 def erd_root():
     """The robots/ folder of the example-robot-data wheel (a cmeel prefix in site-packages)."""
     for base in (sysconfig.get_paths()['purelib'], sysconfig.get_paths()['platlib']):

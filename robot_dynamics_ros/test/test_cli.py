@@ -85,6 +85,7 @@ def test_info_describes_joints_masses_ros2_control_and_warnings(tmp_path):
 
 def test_info_on_a_refused_description():
     from conftest import erd_root
-    r = run('info', '--urdf', os.path.join(erd_root(), 'romeo_description/urdf/romeo_laas_small.urdf'))
+    r = run('info', '--urdf',
+            os.path.join(erd_root(), 'romeo_description/urdf/romeo_laas_small.urdf'))
     assert r.returncode == 1 and 'link "body" has an <inertia>' in r.stderr
     assert 'Traceback' not in r.stderr

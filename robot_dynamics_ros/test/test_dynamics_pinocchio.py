@@ -57,7 +57,8 @@ def test_all_functions_match_pinocchio(robot):
         tau = rng.normal(size=model.n) * 10
         assert_rel(aba(model, q, qd, tau), pin_.aba(q, qd, tau), f'{name} aba')
         f = {link: rng.normal(size=6) * 5}
-        assert_rel(rnea(model, q, qd, qdd, f_ext=f), pin_.rnea(q, qd, qdd, f), f'{name} rnea f_ext')
+        assert_rel(rnea(model, q, qd, qdd, f_ext=f), pin_.rnea(q, qd, qdd, f),
+                   f'{name} rnea f_ext')
         assert_rel(aba(model, q, qd, tau, f_ext=f), pin_.aba(q, qd, tau, f), f'{name} aba f_ext')
 
 
@@ -82,8 +83,7 @@ def test_batches_match_single_states(robot):
         same(bias_torques(model, Q, QD)[k], bias_torques(model, Q[k], QD[k]))
         same(H_b[k], crba(model, Q[k]))
         same(aba(model, Q, QD, TAU)[k], aba(model, Q[k], QD[k], TAU[k]))
-        same(aba(model, Q, QD, TAU, f_ext=f)[k],
-                                      aba(model, Q[k], QD[k], TAU[k], f_ext=fk))
+        same(aba(model, Q, QD, TAU, f_ext=f)[k], aba(model, Q[k], QD[k], TAU[k], f_ext=fk))
 
 
 def test_model_structure_matches_pinocchio(robot):

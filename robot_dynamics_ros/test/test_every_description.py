@@ -129,16 +129,19 @@ def test_mimic_joints_are_independent_and_named_in_the_warnings():
     assert any('mimics "panda_finger_joint1"' in w for w in model.warnings)
 
 
-# ---- a description as a ros2_control stack publishes it ------------------------------------------
+# ---- a description as a ros2_control stack publishes it -----------------------------------------
 
 STACK_EXTRAS = '''
   <material name="textured"><color rgba="1 1 1 1"/><texture/></material>
   <material name="textured_file"><texture filename="package://x/wood.png"/></material>
-  <gazebo><plugin filename="libgz_ros2_control-system.so" name="gz_ros2_control::GazeboSimROS2ControlPlugin">
+  <gazebo><plugin filename="libgz_ros2_control-system.so"
+    name="gz_ros2_control::GazeboSimROS2ControlPlugin">
     <parameters>$(find my_robot)/config/controllers.yaml</parameters></plugin></gazebo>
-  <gazebo reference="link1"><material>Gazebo/Orange</material><sensor name="imu" type="imu"/></gazebo>
+  <gazebo reference="link1"><material>Gazebo/Orange</material>
+    <sensor name="imu" type="imu"/></gazebo>
   <transmission name="trans1"><type>transmission_interface/SimpleTransmission</type>
-    <joint name="joint1"><hardwareInterface>hardware_interface/EffortJointInterface</hardwareInterface></joint>
+    <joint name="joint1">
+      <hardwareInterface>hardware_interface/EffortJointInterface</hardwareInterface></joint>
     <actuator name="motor1"><mechanicalReduction>1</mechanicalReduction></actuator></transmission>
   <transmission name="trans2"><plugin>transmission_interface/SimpleTransmission</plugin>
     <actuator name="motor2" role="actuator1"/><joint name="joint2" role="joint1">

@@ -57,7 +57,8 @@ def test_launch_files_name_existing_executables_and_files():
                     and isinstance(n.value, str)]
         for lit in literals:
             if lit.endswith(('.yaml', '.urdf')):
-                sub = 'config' if lit.endswith('.yaml') else os.path.join('robot_dynamics_ros', 'urdf')
+                sub = ('config' if lit.endswith('.yaml')
+                       else os.path.join('robot_dynamics_ros', 'urdf'))
                 assert os.path.isfile(os.path.join(PACKAGE, sub, lit)), f'{path}: {lit} missing'
 
 

@@ -261,8 +261,8 @@ def test_the_simulator_starts_any_arm_inside_its_limits(ros, tmp_path):
     zero = np.clip(np.zeros(model.n), model.position_limits[:, 0], model.position_limits[:, 1])
     assert zero[3] < 0
     for urdf, expect, why in [
-            (example_urdf('planar_2r'), [1.5708, -3.1416], 'the initial_value of the '
-                                                          '<ros2_control> position state'),
+            (example_urdf('planar_2r'), [1.5708, -3.1416],
+             'the initial_value of the <ros2_control> position state'),
             (panda, np.round(zero, 4).tolist(), 'zero clamped into the joint limits')]:
         proc = NodeProcess('simulator_node', ['-r', '__ns:=/anyarm', '-p', f'urdf_file:={urdf}'],
                            tmp_path / 'anyarm.log')

@@ -111,6 +111,7 @@ def test_commands_are_applied_and_gravity_holds(sim):
     assert len(window) == 100
     assert max(np.abs(np.array(m.position) - Q0).max() for m in window) < 3e-2
 
+
 def test_command_timeout_gives_zero_torque(sim):
     sim.spin(0.3, command=gravity_torques(sim.model, np.array(Q0)))
     # stop commanding: after command_timeout (0.2 s) the torque is zero and the arm falls

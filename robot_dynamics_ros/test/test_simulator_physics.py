@@ -13,7 +13,8 @@ from conftest import robot_urdf
 from pinocchio_oracle import Oracle
 
 PENDULUM = '''<robot name="pendulum"><link name="base"/>
-<joint name="j" type="continuous"><parent link="base"/><child link="rod"/><axis xyz="0 1 0"/></joint>
+<joint name="j" type="continuous"><parent link="base"/><child link="rod"/>
+<axis xyz="0 1 0"/></joint>
 <link name="rod"><inertial><origin xyz="0 0 -{l}"/><mass value="{m}"/>
 <inertia ixx="{i}" ixy="0" ixz="0" iyy="{i}" iyz="0" izz="0"/></inertial></link></robot>'''
 
@@ -152,7 +153,8 @@ def test_matches_pinocchio_aba_with_the_same_integrator(integrator):
             a2 = f(q + dt / 2 * v, v + dt / 2 * a1)
             a3 = f(q + dt / 2 * (v + dt / 2 * a1), v + dt / 2 * a2)
             a4 = f(q + dt * (v + dt / 2 * a2), v + dt * a3)
-            q, v = (q + dt / 6 * (v + 2 * (v + dt / 2 * a1) + 2 * (v + dt / 2 * a2) + (v + dt * a3)),
+            q, v = (q + dt / 6 * (v + 2 * (v + dt / 2 * a1) + 2 * (v + dt / 2 * a2)
+                                  + (v + dt * a3)),
                     v + dt / 6 * (a1 + 2 * a2 + 2 * a3 + a4))
     assert np.abs(sim.q - q).max() <= 1e-9 * max(1.0, np.abs(q).max())
     assert np.abs(sim.qd - v).max() <= 1e-9 * max(1.0, np.abs(v).max())

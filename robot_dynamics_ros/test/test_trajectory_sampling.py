@@ -14,7 +14,7 @@ def sample(traj, t):
 def test_linear_positions_only():
     tr = JointTrajectory(['j'], [1.0, 3.0], [[1.0], [5.0]], start_time=S, q0=[0.0], qd0=[7.0])
     assert tr.kind == 'linear'
-    assert sample(tr, -1.0) == [0.0, 0.0, 0.0]            # before the start: hold the arrival state
+    assert sample(tr, -1.0) == [0.0, 0.0, 0.0]       # before the start: hold the arrival state
     assert sample(tr, 0.5) == [0.5, 1.0, 0.0]             # from the state at arrival
     assert sample(tr, 2.0) == [3.0, 2.0, 0.0]
     assert sample(tr, 3.0) == [5.0, 0.0, 0.0]             # after the last point: hold it

@@ -14,8 +14,8 @@ INERTIAL = ('<inertial><origin xyz="{c}" rpy="{rpy}"/><mass value="{m}"/>'
 def link(name, m=1.0, c='0.1 0 0', rpy='0 0 0', ixx=0.01, iyy=0.02, izz=0.03):
     if m is None:
         return f'<link name="{name}"/>'
-    return f'<link name="{name}">' + INERTIAL.format(c=c, rpy=rpy, m=m, ixx=ixx, iyy=iyy,
-                                                      izz=izz) + '</link>'
+    inertial = INERTIAL.format(c=c, rpy=rpy, m=m, ixx=ixx, iyy=iyy, izz=izz)
+    return f'<link name="{name}">{inertial}</link>'
 
 
 def joint(name, parent, child, jtype='revolute', xyz='0 0 0.1', rpy='0 0 0', axis='0 0 1',
@@ -41,10 +41,12 @@ def matches_pinocchio(xml, model):
 
 def test_fixed_joints_merge_and_arbitrary_frames_match_pinocchio():
     xml = robot(
-        link('base', m=3.0), link('a'), link('a_tool', m=0.7, c='0.05 0.02 -0.1', rpy='0.3 -0.2 1.1'),
+        link('base', m=3.0), link('a'),
+        link('a_tool', m=0.7, c='0.05 0.02 -0.1', rpy='0.3 -0.2 1.1'),
         link('b', m=2.0, rpy='0.1 0.2 0.3', ixx=0.05, iyy=0.04, izz=0.01), link('c', m=None),
         joint('j1', 'base', 'a', xyz='0.1 -0.2 0.3', rpy='0.4 0.5 -0.6', axis='1 2 3'),
-        joint('fix', 'a', 'a_tool', jtype='fixed', xyz='0.3 0 0', rpy='1.0 0 0.5', axis=None, extra=''),
+        joint('fix', 'a', 'a_tool', jtype='fixed', xyz='0.3 0 0', rpy='1.0 0 0.5', axis=None,
+              extra=''),
         joint('j2', 'a_tool', 'b', jtype='prismatic', xyz='0 0.2 0', rpy='0 1.2 0', axis='0 2 0'),
         joint('j3', 'b', 'c', jtype='continuous', axis='0 0 -1', extra=''))
     m = RobotModel.from_urdf(xml)
@@ -62,7 +64,8 @@ def test_fixed_joints_merge_and_arbitrary_frames_match_pinocchio():
 def test_tree_with_branches_and_parents_first():
     xml = robot(link('base'), link('torso'), link('l1'), link('l2'), link('r1'), link('r2'),
                 joint('jt', 'base', 'torso'),
-                joint('jl1', 'torso', 'l1', axis='1 0 0'), joint('jr1', 'torso', 'r1', axis='0 1 0'),
+                joint('jl1', 'torso', 'l1', axis='1 0 0'),
+                joint('jr1', 'torso', 'r1', axis='0 1 0'),
                 joint('jl2', 'l1', 'l2', axis='0 1 0'), joint('jr2', 'r1', 'r2', axis='1 0 0'))
     m = RobotModel.from_urdf(xml)
     for i in range(m.n):
@@ -78,7 +81,8 @@ def test_limits_damping_friction_and_mimic():
     xml = robot(link('base'), link('a'), link('b'),
                 joint('j1', 'base', 'a', extra='<limit lower="-1.5" upper="2" effort="30" '
                       'velocity="3"/><dynamics damping="0.4" friction="1.2"/>'),
-                joint('j2', 'a', 'b', extra='<limit lower="-1" upper="1" effort="10" velocity="2"/>'
+                joint('j2', 'a', 'b',
+                      extra='<limit lower="-1" upper="1" effort="10" velocity="2"/>'
                       '<mimic joint="j1" multiplier="2" offset="0.1"/>'))
     m = RobotModel.from_urdf(xml)
     assert m.joint_names == ('j1', 'j2')          # a mimic joint is an ordinary joint
@@ -93,7 +97,8 @@ def test_continuous_joint_does_not_wrap():
                 joint('j', 'base', 'a', jtype='continuous', axis='0 1 0', extra=''))
     m = RobotModel.from_urdf(xml)
     q = np.array([0.7])
-    np.testing.assert_allclose(gravity_torques(m, q + 2 * np.pi), gravity_torques(m, q), atol=1e-12)
+    np.testing.assert_allclose(gravity_torques(m, q + 2 * np.pi), gravity_torques(m, q),
+                               atol=1e-12)
     assert m.position_limits[0].tolist() == [-np.inf, np.inf]
 
 
@@ -116,7 +121,8 @@ GOOD = [link('base'), link('a'), joint('j', 'base', 'a')]
     ('', 'empty'),
     (robot(link('base'), link('a'), joint('j', 'base', 'a', jtype='fixed', axis=None, extra='')),
      'no movable joint'),
-    (robot(link('base'), link('a'), joint('fly', 'base', 'a', jtype='floating', axis=None, extra='')),
+    (robot(link('base'), link('a'),
+           joint('fly', 'base', 'a', jtype='floating', axis=None, extra='')),
      'joint "fly".*floating'),
     (robot(link('base'), link('a'), joint('pl', 'base', 'a', jtype='planar', extra='')),
      'joint "pl".*planar'),
@@ -127,10 +133,12 @@ GOOD = [link('base'), link('a'), joint('j', 'base', 'a')]
     (robot(link('base'), link('a'), link('x'), link('y'), joint('j', 'base', 'a'),
            joint('k', 'x', 'y')), 'several root links'),
     (robot(link('base'), joint('j', 'base', 'ghost')), 'link "ghost"'),
-    (robot(link('base'), link('a', m=-1.0), joint('j', 'base', 'a')), 'link "a" has negative mass'),
+    (robot(link('base'), link('a', m=-1.0), joint('j', 'base', 'a')),
+     'link "a" has negative mass'),
     (robot(link('base'), link('a', ixx=-0.5), joint('j', 'base', 'a')),
      'link "a".*not positive semi-definite'),
-    (robot(link('base'), link('a'), joint('j', 'base', 'a', axis='0 0 0')), 'joint "j" has a zero'),
+    (robot(link('base'), link('a'), joint('j', 'base', 'a', axis='0 0 0')),
+     'joint "j" has a zero'),
 ])
 def test_bad_urdf_raises_a_value_error_naming_the_element(xml, match):
     with pytest.raises(ValueError, match=match):
@@ -157,5 +165,6 @@ def test_bad_state_arguments_name_the_argument():
     ro = np.array([0.2])
     ro.setflags(write=False)
     np.testing.assert_array_equal(rnea(m, [0.2], [0.1], [0.3]), ref)
-    np.testing.assert_array_equal(rnea(m, ro, np.array([0.1, 9])[:1], np.array([0.3, 9])[::2]), ref)
+    np.testing.assert_array_equal(
+        rnea(m, ro, np.array([0.1, 9])[:1], np.array([0.3, 9])[::2]), ref)
     assert rnea(m, [0], [0], [0]).dtype == np.float64

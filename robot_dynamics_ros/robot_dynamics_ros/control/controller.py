@@ -307,4 +307,3 @@ class Controller:
         tau_free = rnea(m, q, qd, qdd)
         effort = rnea(m, q, qd, qdd, f_ext=wrenches) if wrenches else tau_free
         return effort[idx], g[idx], (b - g)[idx], (tau_free - b)[idx]
-

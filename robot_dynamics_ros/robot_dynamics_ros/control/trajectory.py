@@ -12,7 +12,8 @@ def quintic(q0, qf, duration, t):
         raise ValueError(f'duration must be positive, got {duration}')
     q0, qf = np.asarray(q0, dtype=float), np.asarray(qf, dtype=float)
     if q0.shape != qf.shape or q0.ndim != 1:
-        raise ValueError(f'start and goal must be vectors of one length, got {q0.shape} and {qf.shape}')
+        raise ValueError(f'start and goal must be vectors of one length, got {q0.shape} and '
+                         f'{qf.shape}')
     x = np.clip(np.asarray(t, dtype=float) / duration, 0.0, 1.0)[:, None]
     s = 10 * x**3 - 15 * x**4 + 6 * x**5
     ds = (30 * x**2 - 60 * x**3 + 30 * x**4) / duration
@@ -21,7 +22,7 @@ def quintic(q0, qf, duration, t):
     return q0 + dq * s, dq * ds, dq * dds
 
 
-# ---- joint_trajectory_controller semantics -------------------------------------------------------
+# ---- joint_trajectory_controller semantics ------------------------------------------------------
 
 def _segment(kind, T, p0, v0, a0, p1, v1, a1, tau):
     """Position, velocity, acceleration at tau in [0, T] of one segment."""

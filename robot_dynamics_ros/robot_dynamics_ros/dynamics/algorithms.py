@@ -49,7 +49,8 @@ def _f_ext(model, f_ext, q):
         body, X = model.link_frame(link)
         w = np.asarray(wrench, dtype=_F64)
         if w.shape != q.shape[:-1] + (6,):
-            raise ValueError(f'f_ext["{link}"] must have shape {q.shape[:-1] + (6,)}, got {w.shape}')
+            raise ValueError(f'f_ext["{link}"] must have shape {q.shape[:-1] + (6,)}, '
+                             f'got {w.shape}')
         if not np.all(np.isfinite(w)):
             raise ValueError(f'f_ext["{link}"] is not finite')
         if body < 0:

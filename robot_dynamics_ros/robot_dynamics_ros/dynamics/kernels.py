@@ -36,7 +36,7 @@ def pack_model(parent, jtype, S, Etree, rtree, axis, mass, h, Ibar, a_grav):
     Xtree = np.zeros((n, 4, 3))
     Xtree[:, :3] = Etree
     Xtree[:, 3] = rtree
-    I = np.zeros((n, 4, 4))
+    I = np.zeros((n, 4, 4))  # noqa: E741
     I[:, :3, :3] = Ibar
     I[:, :3, 3] = h
     I[:, 3, :3] = h
@@ -92,7 +92,7 @@ def _model(model, n):
     S = _view(model, 2 * n, (n, 6))
     Xtree = _view(model, 8 * n, (n, 4, 3))
     axis = _view(model, 20 * n, (n, 3))
-    I = _view(model, 23 * n, (n, 4, 4))
+    I = _view(model, 23 * n, (n, 4, 4))  # noqa: E741
     return pj[0], pj[1], S, Xtree, axis, I, _view(model, 39 * n, (6,))
 
 

@@ -1,9 +1,9 @@
 """RobotModel: a fixed-base kinematic tree read from a URDF, in Featherstone's terms.
 
-A model with ``n`` movable joints has ``n`` bodies. Body ``i`` is moved by joint ``i``; its frame is
-the frame of the URDF child link of that joint. Links hanging below a fixed joint are merged into the
-body above them (inertias summed with the parallel-axis theorem, as Pinocchio does); links fixed to
-the root link belong to the fixed base (index -1) and never move.
+A model with ``n`` movable joints has ``n`` bodies. Body ``i`` is moved by joint ``i``; its frame
+is the frame of the URDF child link of that joint. Links hanging below a fixed joint are merged
+into the body above them (inertias summed with the parallel-axis theorem, as Pinocchio does); links
+fixed to the root link belong to the fixed base (index -1) and never move.
 
 As in spatial_v2, the model is ``parent``, joint types and axes (``jtype``, ``S``), ``Xtree`` (the
 transform from the parent body's frame to the joint's frame at q = 0) and spatial inertias ``I``
@@ -62,7 +62,7 @@ def mcI(m, c, Ic):
     """Spatial inertia of a body of mass m, centre of mass c and inertia Ic about the CoM
     (spatial_v2 ``mcI``), all in the body frame, about the body origin."""
     C = _skew(c)
-    I = np.zeros((6, 6))
+    I = np.zeros((6, 6))  # noqa: E741
     I[:3, :3] = Ic + m * C @ C.T
     I[:3, 3:] = m * C
     I[3:, :3] = m * C.T
@@ -117,7 +117,7 @@ def _link_inertia(link, warnings):
         raise ValueError(f'link "{link.name}" has negative mass {m}')
     Rc, pc = _origin(inertial.origin)
     _finite(pc, f'link "{link.name}" <inertial><origin xyz>')
-    I = inertial.inertia
+    I = inertial.inertia  # noqa: E741
     if I is None:
         Ic = np.zeros((3, 3))
     else:
@@ -132,7 +132,8 @@ def _link_inertia(link, warnings):
 class RobotModel:
     """A fixed-base kinematic tree. Build it with ``from_urdf`` or ``from_urdf_file``."""
 
-    def __init__(self, *, name, joint_names, parent, jtype, axis, Xtree, I, link_body, link_X,
+    def __init__(self, *, name, joint_names, parent, jtype, axis, Xtree,
+                 I, link_body, link_X,  # noqa: E741 (Featherstone's I)
                  position_limits, velocity_limits, effort_limits, damping, friction,
                  gravity=(0.0, 0.0, -9.81), root_link='', ros2_control=None, mimic=None,
                  warnings=(), urdf_joints=None, link_masses=None):
@@ -160,7 +161,7 @@ class RobotModel:
             S[i, 3:] = axis[i] if self.jtype[i] == PRISMATIC else 0.0
         self.S = _frozen(S)
         self.Xtree = _frozen(np.asarray(Xtree, dtype=float).reshape(n, 6, 6))
-        self.I = _frozen(np.asarray(I, dtype=float).reshape(n, 6, 6))
+        self.I = _frozen(np.asarray(I, dtype=float).reshape(n, 6, 6))  # noqa: E741
         # link name -> (body index or -1 for the base, 6x6 motion transform body -> link frame)
         self._link_body = dict(link_body)
         self._link_X = {k: _frozen(np.asarray(v, dtype=float)) for k, v in link_X.items()}
@@ -178,7 +179,7 @@ class RobotModel:
         rx = -np.transpose(E, (0, 2, 1)) @ self.Xtree[:, 3:, :3]
         self.Xtree_E = _frozen(E)
         self.Xtree_r = _frozen(np.stack([rx[:, 2, 1], rx[:, 0, 2], rx[:, 1, 0]], axis=1))
-        I = self.I
+        I = self.I  # noqa: E741
         self.mass = _frozen(I[:, 5, 5])
         self.h = _frozen(np.stack([I[:, 2, 4], I[:, 0, 5], I[:, 1, 3]], axis=1))
         self._model = kernels.pack_model(self.parent, self.jtype, self.S, self.Xtree_E,
@@ -247,7 +248,7 @@ class RobotModel:
         Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         if _check_psd(Ic, 'payload inertia')[1]:
             raise ValueError(f'payload inertia is not positive semi-definite: {inertia.tolist()}')
-        I = self.I.copy()
+        I = self.I.copy()  # noqa: E741
         if body >= 0:
             I[body] += X.T @ mcI(m, c, Ic) @ X      # link frame -> body frame
         return RobotModel(name=self.name, joint_names=self.joint_names, parent=self.parent,
@@ -357,7 +358,8 @@ class RobotModel:
                     lo = float(lim.lower) if lim.lower is not None else lo
                     hi = float(lim.upper) if lim.upper is not None else hi
                 position_limits.append((lo, hi))
-                vel = float(lim.velocity) if lim is not None and lim.velocity is not None else np.inf
+                vel = (float(lim.velocity) if lim is not None and lim.velocity is not None
+                       else np.inf)
                 eff = float(lim.effort) if lim is not None and lim.effort is not None else np.inf
                 velocity_limits.append(vel if vel > 0 else np.inf)
                 effort_limits.append(eff if eff > 0 else np.inf)
@@ -381,7 +383,7 @@ class RobotModel:
         for name, (target, k, offset) in mimic.items():
             warnings.append(f'joint "{name}" mimics "{target}" (x {k:g} + {offset:g}): treated '
                             f'as an independent joint, as Pinocchio and KDL do')
-        I = np.array([sum((mcI(m, c, Ic) for m, c, Ic in parts), np.zeros((6, 6)))
+        I = np.array([sum((mcI(m, c, Ic) for m, c, Ic in parts), np.zeros((6, 6)))  # noqa: E741
                       for parts in inertias])
         link_X = {name: plux(R.T, p) for name, (R, p) in link_pose.items()}
         model = cls(name=robot.name or '', joint_names=joint_names, parent=parent, jtype=jtype,

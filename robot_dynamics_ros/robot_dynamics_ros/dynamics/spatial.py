@@ -1,9 +1,11 @@
-"""Spatial-algebra helpers for the compiled kernels (Featherstone, "Rigid Body Dynamics Algorithms").
+"""Spatial-algebra helpers for the compiled kernels (Featherstone, "Rigid Body Dynamics
+Algorithms").
 
 Motion vectors are ``[angular; linear]``, force vectors ``[moment; force]``. A Pluecker transform
 X = [E 0; -E rx E] is kept as a 4x3 array ``[E; r]``: its rotation ``E`` and translation ``r``,
 which is what makes these helpers cheap (Featherstone sec. 2.8; Pinocchio's SE3 does the same). A
-spatial inertia is kept as a 4x4 array ``[Ibar h; h^T m]``: mass ``m``, first moment ``h = m c`` and
+spatial inertia is kept as a 4x4 array ``[Ibar h; h^T m]``: mass ``m``, first moment ``h = m c``
+and
 rotational inertia ``Ibar`` about the body origin (Featherstone eq. 2.63). Every helper writes into
 ``out`` and allocates nothing.
 """
@@ -50,7 +52,7 @@ def XTforce_add(out, X, f):
 
 
 @_inline
-def Imul(out, I, v):
+def Imul(out, I, v):  # noqa: E741
     """out = I v:  [Ibar w + h x u;  m u - h x w]."""
     Ibar, m = I, I[3, 3]
     h0, h1, h2 = I[0, 3], I[1, 3], I[2, 3]
@@ -132,7 +134,7 @@ def plux6(X, Xup):
 
 
 @_inline
-def inertia6(out, I):
+def inertia6(out, I):  # noqa: E741
     """The 6x6 spatial inertia [Ibar hx; hx^T m1] of I = [Ibar h; h^T m]."""
     Ibar, m, h = I, I[3, 3], I[:3, 3]
     for i in range(3):
@@ -175,7 +177,7 @@ def congruence_add(out, X, A, T):
 
 
 @_inline
-def XTIX_add(out, X, I):
+def XTIX_add(out, X, I):  # noqa: E741
     """out += X^T I X for rigid-body inertias kept as [Ibar h; h^T m] (no 6x6 product): the
     inertia I of a child body, in the child frame, expressed in the parent frame and added.
 

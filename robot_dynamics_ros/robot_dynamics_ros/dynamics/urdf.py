@@ -1,9 +1,9 @@
 """Reading a robot description: what dynamics needs from a URDF, and its ``<ros2_control>`` blocks.
 
 A description as real stacks publish it (xacro output with ``<ros2_control>``, ``<gazebo>``,
-``<transmission>`` in the ROS 1 or ROS 2 format, ``<sensor>``, textured materials, ...) carries much
-that dynamics does not read and that urdf_parser_py may choke on. ``read_description`` keeps only
-``<link>`` (with its ``<inertial>``) and ``<joint>`` (with parent, child, origin, axis, limit,
+``<transmission>`` in the ROS 1 or ROS 2 format, ``<sensor>``, textured materials, ...) carries
+much that dynamics does not read and that urdf_parser_py may choke on. ``read_description`` keeps
+only ``<link>`` (with its ``<inertial>``) and ``<joint>`` (with parent, child, origin, axis, limit,
 dynamics and mimic) before handing the XML to urdf_parser_py, so a malformed element that dynamics
 does read still raises a ValueError naming it, and nothing else can.
 """
@@ -49,7 +49,8 @@ def _parse(xml_bytes):
         from urdf_parser_py import xml_reflection
         from urdf_parser_py.urdf import URDF
     except ImportError as e:  # pragma: no cover - a dependency of the package
-        raise ImportError('robot_dynamics_ros needs urdf_parser_py (pip install urdfdom-py)') from e
+        raise ImportError('robot_dynamics_ros needs urdf_parser_py (pip install urdfdom-py)') \
+            from e
     old = xml_reflection.core.on_error          # it prints what it ignores to stderr
     xml_reflection.core.on_error = lambda message: None
     try:

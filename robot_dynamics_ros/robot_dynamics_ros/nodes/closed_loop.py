@@ -72,8 +72,8 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
         lambda m: answers.append((time.monotonic(), m.header.stamp.sec * 10**9
                                   + m.header.stamp.nanosec, np.array(m.position),
                                   np.array(m.effort))), 100)
-    traj_pub = node.create_publisher(JointTrajectory, '/inverse_dynamics_controller/joint_trajectory',
-                                     10)
+    traj_pub = node.create_publisher(
+        JointTrajectory, '/inverse_dynamics_controller/joint_trajectory', 10)
 
     def spin_for(seconds, until=None):
         end = time.monotonic() + seconds

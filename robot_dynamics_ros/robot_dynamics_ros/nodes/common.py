@@ -143,7 +143,8 @@ class DescriptionSource:
 
 
 class Throttle:
-    """A log line at most once per `period` seconds (default 5) per key. (rclpy throttles per call site, which
+    """A log line at most once per `period` seconds (default 5) per key. (rclpy throttles per
+    call site, which
     would hide a second, different reason logged from the same line.)"""
 
     def __init__(self, logger):

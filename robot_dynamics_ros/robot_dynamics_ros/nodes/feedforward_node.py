@@ -3,8 +3,8 @@
 Subscribes: ``robot_description`` (transient local; parameter fallback), ``/joint_states``,
 ``~/joint_trajectory``. Publishes: ``effort_controller/commands`` (std_msgs/Float64MultiArray in
 ``joints`` order, for ros2_control's ForwardCommandController with interface_name effort; remap
-it), ``~/torques`` (sensor_msgs/JointState: desired position and velocity, commanded effort; stamped
-with the joint state the efforts answer, or the time they were computed).
+it), ``~/torques`` (sensor_msgs/JointState: desired position and velocity, commanded effort;
+stamped with the joint state the efforts answer, or the time they were computed).
 Serves ``~/inverse_dynamics`` (robot_dynamics_msgs/srv/InverseDynamics). The arithmetic lives in
 ``control/controller.py``; this module only translates messages.
 
@@ -42,8 +42,10 @@ PARAMETERS = {
     'joints': ('str[]', [], 'commanded joints, the order of the command array (empty: the '
                             'effort joints of the <ros2_control> blocks, else every movable '
                             'joint in model order)', True),
-    'kp': ('float[]', [100.0], 'computed_torque position gains: one for all or one per joint', False),
-    'kd': ('float[]', [20.0], 'computed_torque velocity gains: one for all or one per joint', False),
+    'kp': ('float[]', [100.0], 'computed_torque position gains: one for all or one per joint',
+           False),
+    'kd': ('float[]', [20.0], 'computed_torque velocity gains: one for all or one per joint',
+           False),
     'hardware_compensates_gravity': (bool, False, 'subtract g(q) from the output', False),
     'state_timeout': (float, 0.1, 'joint_states older than this (s) trigger on_timeout', False),
     'on_timeout': (str, 'zero', f'what to command on stale joint_states: '
@@ -107,7 +109,8 @@ class FeedforwardNode(Node):
                  f'{self.values["state_timeout"]} s -> {self.values["on_timeout"]}; '
                  + (f'rate {self.values["rate"]} Hz' if self.values['rate'] > 0
                     else 'a command per joint_states message'))
-        if not self.description.use(self.values['robot_description'], 'parameter robot_description'):
+        if not self.description.use(self.values['robot_description'],
+                                    'parameter robot_description'):
             log.info(f'waiting for robot_description on {self.description.topic} '
                      f'(or the robot_description parameter); publishing nothing until then')
         period = min(max(self.values['state_timeout'] / 2, 0.005), 0.05)
@@ -129,7 +132,8 @@ class FeedforwardNode(Node):
         return None
 
     def _controller(self, model, v):
-        """A Controller for ``model`` and parameter values ``v`` (ValueError when they do not fit)."""
+        """A Controller for ``model`` and parameter values ``v`` (ValueError when they do not
+        fit)."""
         joints = v['joints'] or default_joints(model)[0]
         limits = {j: v[f'effort_limits.{j}'] for j in model.joint_names
                   if f'effort_limits.{j}' in v and v[f'effort_limits.{j}'] != model.effort_limits[

@@ -157,7 +157,7 @@ class SimulatorNode(Node):
             data = np.asarray(msg.data, dtype=float)
             if data.shape != (len(self.joints),):
                 self.throttle.warning('len', f'rejected command: {data.size} values for '
-                                       f'{len(self.joints)} joints {list(self.joints)}')
+                                             f'{len(self.joints)} joints {list(self.joints)}')
                 return
             if not np.all(np.isfinite(data)):
                 self.throttle.warning('nan', 'rejected command: NaN or Inf')
@@ -242,8 +242,9 @@ class SimulatorNode(Node):
                 if lag > 0.1:
                     # too slow for this real-time factor: drop the lag rather than racing to
                     # catch up (which would starve the command callbacks)
-                    self.throttle.warning('lag', f'simulation {lag * 1e3:.0f} ms behind real time '
-                                           f'(real_time_factor {rtf}): skipping ahead', 10.0)
+                    self.throttle.warning('lag', f'simulation {lag * 1e3:.0f} ms behind real '
+                                                 f'time (real_time_factor {rtf}): skipping ahead',
+                                          10.0)
                     wall0, sim0 = time.perf_counter(), sim.t
                     continue
                 left = target - time.perf_counter()

@@ -187,7 +187,6 @@ class Simulator:
                                  f'{self.max_velocity[j]:.3g}) at t = {self.t:.4f} s')
 
 
-
 def initial_pose(model, joints, initial_positions=()):
     """(q0 in model order, where it came from) for a simulation start: ``initial_positions`` (in
     ``joints`` order) when given; else the ``initial_value`` of the position state interfaces in

@@ -99,7 +99,7 @@ def _table(model, t, Q, parts, rows):
         header += f' | {name[:22]:^40}'
     lines.append(header)
     sub = f'{"":>7}' + ''.join(f' | {"q":>7} {"tau":>7} {"inert":>7} {"coriol":>7} {"grav":>7}'
-                              for _ in names)
+                               for _ in names)
     lines.append(sub)
     for k in idx:
         row = f'{t[k]:7.3f}'
