@@ -110,18 +110,22 @@ def test_simulation_launch_runs_another_arm_inside_its_limits(node, tmp_path):
         while time.monotonic() < end and 'releasing the brakes' not in launch.log():
             rclpy.spin_once(node, timeout_sec=0.05)
         assert 'releasing the brakes' in launch.log(), launch.log()
-        end = time.monotonic() + 3.0            # held by computed torque for 3 s
-        while time.monotonic() < end:
+        # held by computed torque: the last 100 states within 0.02 rad of the initial pose
+        # (zero clamped into the limits). A CPU stall of this 2-core machine can starve both
+        # nodes for ~0.2 s and let the arm sag; it must then come back, within 15 s at most.
+        lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+        q0 = np.clip(np.zeros(model.n), lo, hi)
+
+        def held():
+            return len(states) > 300 and max(
+                np.abs(np.array(m.position) - q0).max() for m in states[-100:]) < 0.02
+        end = time.monotonic() + 15.0
+        while time.monotonic() < end and not held():
             rclpy.spin_once(node, timeout_sec=0.05)
         log = launch.log()
-        assert len(states) > 500, (len(states), log)
         q = np.array([m.position for m in states])
-        lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+        assert held(), (np.abs(q[-100:] - q0).max(axis=0), log)
         assert np.all(q >= lo - 1e-9) and np.all(q <= hi + 1e-9)
-        # the initial pose (zero clamped into the limits) is where computed torque holds it; a
-        # CPU stall of the 2-core machine may let it sag for a moment: judge the last 100 states
-        q0 = np.clip(np.zeros(model.n), lo, hi)
-        assert np.abs(q[-100:] - q0).max() < 0.02, np.abs(q[-100:] - q0).max(axis=0)
         assert 'simulation stopped' not in log
     finally:
         node.destroy_subscription(sub)
@@ -166,8 +170,12 @@ def test_ros2_param_dump_shows_every_declared_parameter(tmp_path, executable, no
         missing = sorted(set(declared) - set(dumped))
         assert not missing, (missing, sorted(dumped))
         assert dumped['joints'] == []
-        r = subprocess.run([ros2, 'param', 'get', '--no-daemon', f'/dump/{node_name}', 'joints'],
-                           capture_output=True, text=True, timeout=60)
+        for _ in range(5):                  # the same discovery wait as above
+            r = subprocess.run([ros2, 'param', 'get', '--no-daemon', f'/dump/{node_name}',
+                                'joints'], capture_output=True, text=True, timeout=60)
+            if r.returncode == 0:
+                break
+            time.sleep(1)
         assert r.returncode == 0 and 'String values are: []' in r.stdout, (r.stdout, r.stderr)
     finally:
         proc.stop()
