@@ -1,19 +1,27 @@
 """The closed loop: simulator_node (ABA) and feedforward_node (computed torque) on one arm.
 
     ros2 launch robot_dynamics_ros simulation.launch.py [urdf_file:=/path/arm.urdf]
-        [mode:=computed_torque] [with_state_publisher:=true]
+        [mode:=feedforward] [with_state_publisher:=true]
 
 simulator_node publishes the URDF on robot_description (transient local), so the controller
 finds it; with_state_publisher also starts robot_state_publisher (TF for RViz) on a real install.
+config/simulation.yaml is the source of truth (computed_torque); mode:= overrides it when given.
 Send a trajectory to /inverse_dynamics_controller/joint_trajectory.
 """
 from launch import LaunchDescription
-from launch.actions import DeclareLaunchArgument
+from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.conditions import IfCondition
 from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
 from launch_ros.actions import Node
 from launch_ros.parameter_descriptions import ParameterValue
 from launch_ros.substitutions import FindPackageShare
+
+
+def _controller(context, params):
+    mode = LaunchConfiguration('mode').perform(context)
+    return [Node(package='robot_dynamics_ros', executable='feedforward_node',
+                 name='inverse_dynamics_controller', output='screen',
+                 parameters=[params] + ([{'mode': mode}] if mode else []))]
 
 
 def generate_launch_description():
@@ -24,14 +32,13 @@ def generate_launch_description():
         DeclareLaunchArgument('urdf_file',
                               default_value=PathJoinSubstitution(
                                   [share, 'urdf', 'planar_2r.urdf'])),
-        DeclareLaunchArgument('mode', default_value='computed_torque'),
+        DeclareLaunchArgument('mode', default_value='',
+                              description='override the YAML\'s mode (computed_torque)'),
         DeclareLaunchArgument('with_state_publisher', default_value='false',
                               description='also start robot_state_publisher (TF)'),
         Node(package='robot_dynamics_ros', executable='simulator_node', name='dynamics_simulator',
              output='screen', parameters=[params, {'urdf_file': urdf}]),
-        Node(package='robot_dynamics_ros', executable='feedforward_node',
-             name='inverse_dynamics_controller', output='screen',
-             parameters=[params, {'mode': LaunchConfiguration('mode')}]),
+        OpaqueFunction(function=_controller, args=[params]),
         Node(package='robot_state_publisher', executable='robot_state_publisher',
              name='robot_state_publisher', output='screen',
              condition=IfCondition(LaunchConfiguration('with_state_publisher')),

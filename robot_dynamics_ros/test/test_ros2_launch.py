@@ -59,18 +59,25 @@ class Launch:
         return self.log()
 
 
-def get_param(node, target, name, timeout=20.0):
-    client = node.create_client(GetParameters, f'{target}/get_parameters')
-    try:
-        assert client.wait_for_service(timeout_sec=timeout), f'{target} has no parameters service'
-        future = client.call_async(GetParameters.Request(names=[name]))
-        end = time.monotonic() + timeout
-        while not future.done() and time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.05)
-        value = future.result().values[0]
-        return value.string_value
-    finally:
-        node.destroy_client(client)
+def get_param(node, target, name, timeout=30.0):
+    """The string value of a parameter, asked over rclpy. Tests here start nodes of one name one
+    after the other: a request may reach a node that is just shutting down and stay unanswered,
+    so ask again (with a new client) until the deadline."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        client = node.create_client(GetParameters, f'{target}/get_parameters')
+        try:
+            if not client.wait_for_service(timeout_sec=max(0.1, deadline - time.monotonic())):
+                break
+            future = client.call_async(GetParameters.Request(names=[name]))
+            end = min(deadline, time.monotonic() + 5.0)
+            while not future.done() and time.monotonic() < end:
+                rclpy.spin_once(node, timeout_sec=0.05)
+            if future.done() and future.result() is not None and future.result().values:
+                return future.result().values[0].string_value
+        finally:
+            node.destroy_client(client)
+    raise AssertionError(f'{target} did not answer get_parameters({name}) in {timeout} s')
 
 
 MINE = '''/**:
@@ -125,6 +132,8 @@ def test_simulation_launch_runs_another_arm_inside_its_limits(node, tmp_path):
         log = launch.log()
         q = np.array([m.position for m in states])
         assert held(), (np.abs(q[-100:] - q0).max(axis=0), log)
+        assert get_param(node, '/inverse_dynamics_controller', 'mode') == 'computed_torque'
+
         assert np.all(q >= lo - 1e-9) and np.all(q <= hi + 1e-9)
         assert 'simulation stopped' not in log
     finally:
@@ -179,3 +188,13 @@ def test_ros2_param_dump_shows_every_declared_parameter(tmp_path, executable, no
         assert r.returncode == 0 and 'String values are: []' in r.stdout, (r.stdout, r.stderr)
     finally:
         proc.stop()
+
+
+def test_simulation_launch_mode_argument_overrides_the_yaml_only_when_given(node, tmp_path):
+    launch = Launch(tmp_path, 'simulation.launch.py', 'mode:=feedforward')
+    try:
+        assert get_param(node, '/inverse_dynamics_controller', 'mode') == 'feedforward', \
+            launch.log()
+    finally:
+        log = launch.stop()
+    assert log.count('process has finished cleanly') == 2, log
