@@ -207,6 +207,10 @@ def test_a_yaml_written_with_integers_and_a_typo(ros, tmp_path):
         assert g[0] > 100                               # clamped to the new limit, 60 N m
         ok, got = peer.command_close_to([60.0], timeout=5)
         assert ok, got
+        # joint2 never came: named once, with the default position it takes
+        assert peer.spin_until(lambda: "no joint_states for ['joint2']: they stay at "
+                               "default_positions [1.0]" in proc.log(), 5), proc.log()
+        assert proc.log().count('no joint_states for') == 1
         assert 'Traceback' not in proc.log()
     finally:
         stop(proc, peer)

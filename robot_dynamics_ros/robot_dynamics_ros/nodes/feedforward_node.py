@@ -399,7 +399,17 @@ class FeedforwardNode(Node):
     def _watchdog(self):
         if self.ctrl is None:
             return
-        if self._stale(time.monotonic()):
+        now = time.monotonic()
+        if now - self.model_time > self.values['state_timeout'] and self.ctrl.received.any():
+            ctrl = self.ctrl
+            unseen = [j for j, seen in zip(ctrl.base_model.joint_names, ctrl.received)
+                      if not seen and j not in ctrl.joints]     # missing commanded: _stale
+            if unseen:
+                defaults = [float(ctrl.default_q[ctrl.base_model.index(j)]) for j in unseen]
+                self._once(('defaults', self.model.name),
+                           f'no joint_states for {unseen}: they stay at default_positions '
+                           f'{defaults}', 'info')
+        if self._stale(now):
             self._publish(self.ctrl.timeout_command(self.values['on_timeout'], self._known_q()))
 
 
