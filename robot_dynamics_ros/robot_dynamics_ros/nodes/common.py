@@ -183,6 +183,15 @@ def run_node(node_class, args=None, help_text=''):
     if help_requested(args):
         print(help_text)
         return 0
+    interrupted = []
+
+    def on_sigint(signum, frame):
+        # the first Ctrl-C ends spin; a second (launch signals the process and its group) must
+        # not interrupt the clean-up. rclpy's own handler, installed by init, chains to this one.
+        if not interrupted:
+            interrupted.append(signum)
+            raise KeyboardInterrupt
+    signal.signal(signal.SIGINT, on_sigint)
     rclpy.init(args=args)
     node = None
     try:
@@ -197,9 +206,12 @@ def run_node(node_class, args=None, help_text=''):
         if rclpy.ok():
             raise                   # a real error; else SIGTERM shut the context down mid-spin
     finally:
-        signal.signal(signal.SIGINT, signal.SIG_IGN)      # a second Ctrl-C: finish cleaning up
+        interrupted.append(None)                # from here on, Ctrl-C no longer interrupts
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+        # a last Ctrl-C during interpreter finalization (which restores default handlers, but
+        # leaves an ignored signal ignored) would kill the process with status -2
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
     return 0
