@@ -57,6 +57,23 @@ def unknown_joint_keys(model, names, what):
             if name not in model.joint_names]
 
 
+def payload_model(model, payload):
+    """The model to compute with: ``model`` with the rigid payload (None or dict(link, mass,
+    com, inertia)) on its link. ValueError (naming the parameter) for a negative mass or a link
+    not in the model."""
+    payload = payload or {}
+    link, mass = payload.get('link', ''), payload.get('mass', 0.0)
+    if not mass >= 0:
+        raise ValueError(f'payload.mass must be >= 0 kg, got {mass}')
+    if link and link not in model.link_names:
+        raise ValueError(f'payload.link "{link}" is not a link of {model.name}'
+                         + _suggest(link, model.link_names))
+    if not link or mass == 0.0:
+        return model
+    return model.with_payload(link, mass, payload.get('com', (0.0, 0.0, 0.0)),
+                              payload.get('inertia', (0.0,) * 6))
+
+
 class Controller:
     """Efforts for the ``joints`` of a model, from joint states and a desired trajectory."""
 
@@ -135,19 +152,7 @@ class Controller:
     def set_payload(self, payload):
         """payload: None or dict(link, mass, com, inertia); rebuilds the model it computes with.
         ValueError (naming the parameter) for a negative mass or a link not in the model."""
-        payload = payload or {}
-        link, mass = payload.get('link', ''), payload.get('mass', 0.0)
-        if not mass >= 0:
-            raise ValueError(f'payload.mass must be >= 0 kg, got {mass}')
-        if link and link not in self.base_model.link_names:
-            raise ValueError(f'payload.link "{link}" is not a link of {self.base_model.name}'
-                             + _suggest(link, self.base_model.link_names))
-        if not link or mass == 0.0:
-            self.model = self.base_model
-        else:
-            self.model = self.base_model.with_payload(payload['link'], payload['mass'],
-                                                      payload.get('com', (0.0, 0.0, 0.0)),
-                                                      payload.get('inertia', (0.0,) * 6))
+        self.model = payload_model(self.base_model, payload)
 
     # ---- inputs ----------------------------------------------------------------------------
     def update_state(self, names, positions, velocities, now):
@@ -203,6 +208,8 @@ class Controller:
 
     def missing_joints(self):
         """Commanded joints never received."""
+        if self.received[self.cmd].all():
+            return []
         return [self.base_model.joint_names[i] for i in self.cmd if not self.received[i]]
 
     def stale_joints(self, now, timeout):

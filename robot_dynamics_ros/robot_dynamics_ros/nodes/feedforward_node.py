@@ -26,7 +26,7 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
-from ..control import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints,
+from ..control import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints, payload_model,
                        unknown_joint_keys)
 from ..dynamics import RobotModel
 from .common import (DescriptionSource, Throttle, coerce_numbers, declare, log_at, run_node,
@@ -166,7 +166,7 @@ class FeedforwardNode(Node):
                 log.error(f'ignoring parameter {problem}')
         values = self.values
         try:
-            Controller(model).set_payload(self._payload(values))
+            payload_model(model, self._payload(values))
         except ValueError as e:
             log.error(f'ignoring the payload parameters: {e}')
             values = dict(values, **{'payload.link': '', 'payload.mass': 0.0})
@@ -374,9 +374,7 @@ class FeedforwardNode(Node):
         self.torque_pub.publish(msg)
 
     def _command(self, now=None):
-        now_mono = time.monotonic() if now is None else now
-        if self._stale(now_mono):
-            self._publish(self.ctrl.timeout_command(self.values['on_timeout'], self._known_q()))
+        if self._timeout_if_stale(time.monotonic() if now is None else now):
             return
         ctrl = self.ctrl
         stamp = self.get_clock().now()
@@ -388,9 +386,14 @@ class FeedforwardNode(Node):
             self.throttle.warning('clamp', f'effort clamped to the limits on {names}')
         self._publish(tau, des, self.state_stamp if self.values['rate'] == 0 else None, stamp)
 
-    def _known_q(self):
-        """The last known q for on_timeout: gravity; None before any joint was received."""
-        return self.ctrl.q if self.ctrl.received.any() else None
+    def _timeout_if_stale(self, now):
+        """Publish the on_timeout command when commanded joints are missing or stale (True);
+        on_timeout gravity uses the last known q (none before any joint was received)."""
+        if not self._stale(now):
+            return False
+        q = self.ctrl.q if self.ctrl.received.any() else None
+        self._publish(self.ctrl.timeout_command(self.values['on_timeout'], q))
+        return True
 
     def _on_rate(self):
         if self.ctrl is not None:
@@ -400,17 +403,17 @@ class FeedforwardNode(Node):
         if self.ctrl is None:
             return
         now = time.monotonic()
-        if now - self.model_time > self.values['state_timeout'] and self.ctrl.received.any():
+        if ('defaults', self.model.name) not in self._warned and self.ctrl.received.any() \
+                and now - self.model_time > self.values['state_timeout']:
             ctrl = self.ctrl
             unseen = [j for j, seen in zip(ctrl.base_model.joint_names, ctrl.received)
                       if not seen and j not in ctrl.joints]     # missing commanded: _stale
             if unseen:
                 defaults = [float(ctrl.default_q[ctrl.base_model.index(j)]) for j in unseen]
-                self._once(('defaults', self.model.name),
-                           f'no joint_states for {unseen}: they stay at default_positions '
-                           f'{defaults}', 'info')
-        if self._stale(now):
-            self._publish(self.ctrl.timeout_command(self.values['on_timeout'], self._known_q()))
+                self.get_logger().info(f'no joint_states for {unseen}: they stay at '
+                                       f'default_positions {defaults}')
+            self._warned.add(('defaults', self.model.name))      # checked once per model
+        self._timeout_if_stale(now)
 
 
 def main(args=None):
