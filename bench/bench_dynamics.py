@@ -1,4 +1,19 @@
-"""Speed of the dynamics core against Pinocchio, measured in the same run.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Speed of the dynamics core against Pinocchio, measured in the same run.
 
     bash scripts/dev.sh run python bench/bench_dynamics.py [--quick]
 
@@ -128,8 +143,7 @@ def bench_robot(name, number, repeat, K):
 
 
 def startup_times():
-    """Cold compile of every kernel in a fresh numba cache; then a second process's first
-    result."""
+    """Time a cold compile of every kernel in a fresh numba cache, then a cached start."""
     cache = tempfile.mkdtemp(prefix='rdr-numba-cache-')
     env = dict(os.environ, NUMBA_CACHE_DIR=cache)
     cold = textwrap.dedent('''
@@ -150,7 +164,7 @@ def startup_times():
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--quick', action='store_true', help='fewer calls (a rough run)')
     args = ap.parse_args()
     number, repeat = (2000, 3) if args.quick else (20000, 7)

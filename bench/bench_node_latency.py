@@ -1,4 +1,19 @@
-"""Latency of feedforward_node: joint_states in, effort command out, over real DDS (loopback).
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Latency of feedforward_node: joint_states in, effort command out, over real DDS (loopback).
 
     bash scripts/dev.sh run python bench/bench_node_latency.py [--seconds 60] [--rate 1000]
 
@@ -62,9 +77,12 @@ def panda_urdf():
 
 
 def drive(node, topics, seconds, rate):
-    """Publish joint states on topics[0] at `rate` for `seconds`; record the receipt of the
-    effort command (topics[1]) and of the effort message stamped with the state it answers
-    (topics[2]). Returns (sent, commands received, latencies in ms by stamp)."""
+    """
+    Publish joint states on topics[0] at `rate` for `seconds`.
+
+    Record the receipt of the effort command (topics[1]) and of the effort message stamped with the
+    state it answers (topics[2]). Returns (sent, commands received, latencies in ms by stamp).
+    """
     js_topic, cmd_topic, mon_topic = topics
     n_cmd, received = [0], {}
     node.create_subscription(Float64MultiArray, cmd_topic,
@@ -108,7 +126,7 @@ def drive(node, topics, seconds, rate):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--seconds', type=float, default=60.0)
     ap.add_argument('--rate', type=float, default=1000.0)
     args = ap.parse_args()

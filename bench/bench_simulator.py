@@ -1,4 +1,19 @@
-"""Speed of the ABA simulator: free-running steps per second, and real time in ROS at 1 kHz.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Speed of the ABA simulator: free-running steps per second, and real time in ROS at 1 kHz.
 
     bash scripts/dev.sh run python bench/bench_simulator.py [--seconds 10]
 
@@ -84,7 +99,7 @@ def in_ros(seconds):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--seconds', type=float, default=10.0)
     ap.add_argument('--steps', type=int, default=20000)
     args = ap.parse_args()

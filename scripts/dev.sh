@@ -1,4 +1,18 @@
 #!/usr/bin/env bash
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 # Sets up robot_dynamics_ros without a ROS install and runs its jobs.
 #
 #   bash scripts/dev.sh demo      set up (if needed) and run the main job: the closed-loop demo
@@ -174,5 +188,5 @@ case "$cmd" in
     setup; ros_env
     exec "$@" ;;
   *)
-    sed -n '2,9p' "$0" >&2; exit 2 ;;
+    sed -n '/^# Sets up/,/^#   bash scripts.dev.sh run/p' "$0" >&2; exit 2 ;;
 esac

@@ -1,3 +1,17 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Shared fixtures: example-robot-data URDFs, the Pinocchio oracle, DDS kept on this machine."""
 import os
 import random
@@ -11,12 +25,12 @@ os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(30
 
 
 def pytest_configure(config):
-    for marker in ('flake8', 'linter'):
+    for marker in ('copyright', 'flake8', 'linter', 'pep257', 'xmllint'):
         config.addinivalue_line('markers', f'{marker}: a code style check (ament linters)')
 
 
 def erd_root():
-    """The robots/ folder of the example-robot-data wheel (a cmeel prefix in site-packages)."""
+    """Return the robots/ folder of the example-robot-data wheel (a cmeel prefix)."""
     for base in (sysconfig.get_paths()['purelib'], sysconfig.get_paths()['platlib']):
         root = os.path.join(base, 'cmeel.prefix', 'share', 'example-robot-data', 'robots')
         if os.path.isdir(root):

@@ -1,3 +1,17 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Pinocchio (PyPI ``pin``) as the oracle: the same URDF, joints mapped by name."""
 import numpy as np
 import pinocchio as pin
@@ -41,8 +55,12 @@ class Oracle:
         return x[np.ix_(self.idx_v, self.idx_v)]
 
     def fext(self, f_ext):
-        """Our {link: [f; tau] in the link frame} -> Pinocchio's forces in the joint frames,
-        through Pinocchio's own frame placements."""
+        """
+        Convert our external wrenches to Pinocchio's.
+
+        {link: [f; tau] in the link frame} -> Pinocchio's forces in the joint frames, through
+        Pinocchio's own frame placements.
+        """
         out = [pin.Force.Zero() for _ in range(self.pm.njoints)]
         for link, w in f_ext.items():
             frame = self.pm.frames[self.pm.getFrameId(link)]

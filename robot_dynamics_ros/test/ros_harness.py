@@ -1,4 +1,19 @@
-"""Drive a node of this package in its own process over real rclpy topics and services.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Drive a node of this package in its own process over real rclpy topics and services.
 
 The environment (conftest.py) keeps DDS on loopback and on a domain private to the session.
 """
@@ -129,8 +144,11 @@ class Peer:
         return False
 
     def command_close_to(self, expected, timeout=10.0, atol=1e-9, rtol=1e-9):
-        """Wait until the newest command equals `expected` (within tolerance); the newest
-        command (or None) on failure, for the assertion message."""
+        """
+        Wait until the newest command equals `expected` (within tolerance).
+
+        The newest command (or None) on failure, for the assertion message.
+        """
         expected = np.asarray(expected)
 
         def ok():

@@ -1,8 +1,24 @@
-"""The package's layers, checked on the source: dynamics <- control, simulation <- nodes, tools.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The package's layers, checked on the source: dynamics <- control, simulation <- nodes, tools.
 
 Only ``nodes/`` imports rclpy or ROS messages; only ``nodes/`` and ``tools/`` import ``nodes/``;
 ``dynamics/`` imports no other layer; ``control/`` and ``simulation/`` import only ``dynamics/``
-(and themselves)."""
+(and themselves).
+"""
 import ast
 import os
 

@@ -1,5 +1,22 @@
-"""The closed loop over DDS: simulator_node (ABA) + feedforward_node (computed torque) as two
-processes, tracking the lecture notes' 2R quintic and a 7-dof panda motion.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The closed loop over DDS.
+
+Simulator_node (ABA) + feedforward_node (computed torque) as two processes, tracking the lecture
+notes' 2R quintic and a 7-dof panda motion.
 
 Bounds. The model is exact, so what is left is the loop's delay: joint_states and commands cross
 DDS between Python processes on a 2-core machine, typically 1-2 ms with tails of tens of ms. At
@@ -23,7 +40,7 @@ D = np.pi / 180
 
 @pytest.fixture(autouse=True)
 def own_domain(monkeypatch):
-    """The demo uses the global topic names: keep it off the domain of the other node tests."""
+    """Keep the demo (it uses the global topic names) off the domain of the other node tests."""
     monkeypatch.setenv('ROS_DOMAIN_ID', str((int(os.environ['ROS_DOMAIN_ID']) + 1) % 100 or 1))
 
 

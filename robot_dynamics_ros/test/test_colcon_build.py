@@ -1,5 +1,23 @@
-"""The repository in a workspace's src/, built by colcon as a ROS user builds it: both packages are
-found and built, and the installed layout is what `ros2 run` and `ros2 launch` need."""
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The repository in a workspace's src/, built by colcon as a ROS user builds it.
+
+Both packages are found and built, and the installed layout is what `ros2 run` and `ros2 launch`
+need.
+"""
 import os
 import shutil
 import subprocess

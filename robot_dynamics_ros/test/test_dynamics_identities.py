@@ -1,3 +1,17 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Identities every correct implementation satisfies, on real robots and random states."""
 import numpy as np
 import pytest
@@ -73,8 +87,11 @@ def test_external_wrench_is_minus_jacobian_transpose(robot):
 
 
 def test_energy_rate_equals_power(robot):
-    """d/dt (1/2 qd^T M qd + U) = qd^T tau along a motion of the free dynamics: checked as
-    qd^T (M qdd + c) = 1/2 qd^T Mdot qd, i.e. the skew-symmetry of Mdot - 2C along qd."""
+    """
+    d/dt (1/2 qd^T M qd + U) = qd^T tau along a motion of the free dynamics.
+
+    Checked as qd^T (M qdd + c) = 1/2 qd^T Mdot qd, i.e. the skew-symmetry of Mdot - 2C along qd.
+    """
     _, _, m = robot
     Q, QD, _ = states(m, 3, seed=9)
     h = 1e-6

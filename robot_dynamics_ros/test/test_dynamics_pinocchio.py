@@ -1,4 +1,19 @@
-"""Every algorithm against Pinocchio on real robots from example-robot-data.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Every algorithm against Pinocchio on real robots from example-robot-data.
 
 Random states; joints matched by name; relative error (infinity norm of the difference over the
 infinity norm of Pinocchio's result) at most 1e-9 for each function, single states and batches.
@@ -39,7 +54,7 @@ def robot(request):
 
 
 def moving_leaf_link(model):
-    """A link carried by the last body (e.g. an end effector), for external wrenches."""
+    """Return a link carried by the last body (e.g. an end effector), for external wrenches."""
     last = model.n - 1
     return [link for link in model.link_names if model.link_frame(link)[0] == last][-1]
 

@@ -1,6 +1,24 @@
-"""Every URDF that example-robot-data ships and Pinocchio loads: it loads here in Pinocchio's joint
-order and every algorithm agrees with Pinocchio, or it is refused for a named reason. Plus a
-description written the way xacro output of a ros2_control stack looks."""
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Every URDF that example-robot-data ships and Pinocchio loads.
+
+It loads here in Pinocchio's joint order and every algorithm agrees with Pinocchio, or it is
+refused for a named reason. Plus a description written the way xacro output of a ros2_control stack
+looks.
+"""
 import glob
 import os
 import re
@@ -168,8 +186,11 @@ STACK_EXTRAS = '''
 
 
 def stack_description():
-    """The shipped 2R arm as a ros2_control stack's xacro output would look, plus visuals with
-    textured materials inside the links."""
+    """
+    Return the shipped 2R arm as a ros2_control stack's xacro output would look.
+
+    Plus visuals with textured materials inside the links.
+    """
     with open(example_urdf('planar_2r'), encoding='utf-8') as f:
         plain = f.read()
     plain = re.sub(r'<ros2_control.*?</ros2_control>', '', plain, flags=re.S)

@@ -1,5 +1,23 @@
-"""feedforward_node in its own process (console script, shipped YAML) over real rclpy, with
-Pinocchio as the oracle for every effort it publishes."""
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+feedforward_node in its own process over real rclpy.
+
+The console script with the shipped YAML, and Pinocchio as the oracle for every effort it
+publishes.
+"""
 import os
 
 import numpy as np
@@ -91,7 +109,7 @@ class Arm:
             self.proc.log()[-1500:]
 
     def monitored(self):
-        """The newest ~/torques message that goes with the newest command."""
+        """Return the newest ~/torques message that goes with the newest command."""
         peer = self.peer
 
         def ok():

@@ -1,6 +1,23 @@
-"""The launch files and YAML files, checked without importing launch (not installable here):
-every executable and parameter file they name exists, and every parameter a YAML sets is one
-the node declares."""
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The launch files and YAML files, checked without importing launch (not installable here).
+
+Every executable and parameter file they name exists, and every parameter a YAML sets is one the
+node declares.
+"""
 import ast
 import glob
 import os
@@ -20,7 +37,7 @@ def entry_points():
 
 
 def launch_calls(path):
-    """(executable, package, [string literals]) of every Node(...) in a launch file."""
+    """Return (executable, package, [string literals]) of every Node(...) in a launch file."""
     tree = ast.parse(open(path).read(), path)
     out = []
     for node in ast.walk(tree):

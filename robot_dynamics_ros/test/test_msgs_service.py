@@ -1,5 +1,23 @@
-"""robot_dynamics_msgs: the generated InverseDynamics type, round-tripped through a real rclpy
-service served by another process (DDS on loopback, the session's private domain)."""
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+robot_dynamics_msgs: the generated InverseDynamics type over a real service.
+
+The generated InverseDynamics type, round-tripped through a real rclpy service served by another
+process (DDS on loopback, the session's private domain).
+"""
 import subprocess
 import sys
 import textwrap

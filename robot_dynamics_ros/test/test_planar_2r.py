@@ -1,4 +1,19 @@
-"""The lecture notes' 2R arm (shipped URDF) against its closed-form Lagrangian dynamics.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The lecture notes' 2R arm (shipped URDF) against its closed-form Lagrangian dynamics.
 
 Uniform rods m1 = 10 kg, L1 = 1.0 m and m2 = 5 kg, L2 = 0.8 m in a vertical plane; q1 from the
 horizontal, q2 relative to link 1; the quintic q1 90 -> 0 deg, q2 -180 -> 90 deg of the notes.
@@ -53,8 +68,12 @@ def test_quintic_torques_match_closed_form(arm, duration):
 
 
 def test_notes_observations(arm):
-    """What the notes point out: the inertial torque is zero at the start and the end (zero
-    acceleration), and the final torque balances the links' weight."""
+    """
+    What the notes point out.
+
+    The inertial torque is zero at the start and the end (zero acceleration), and the final torque
+    balances the links' weight.
+    """
     Q, QD, QDD = quintic(np.radians([90, -180]), np.radians([0, 90]), 2.0, [0.0, 2.0])
     for k in (0, 1):
         inertial = rnea(arm, Q[k], QD[k], QDD[k]) - bias_torques(arm, Q[k], QD[k])

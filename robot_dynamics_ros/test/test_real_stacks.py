@@ -1,7 +1,24 @@
-"""feedforward_node and simulator_node with descriptions and driver set-ups as real stacks have
-them, each node in its own process over real rclpy: an arm and its gripper publishing joint_states
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+feedforward_node and simulator_node with descriptions and driver set-ups as real stacks have them.
+
+Each node in its own process over real rclpy: an arm and its gripper publishing joint_states
 separately, a description with <ros2_control> blocks, a params YAML written with integers, names
-unknown, duplicated and missing, bad parameters, --help."""
+unknown, duplicated and missing, bad parameters, --help.
+"""
 import os
 import re
 import subprocess
@@ -257,8 +274,12 @@ def test_help(name):
 
 
 def test_the_simulator_starts_any_arm_inside_its_limits(ros, tmp_path):
-    """No initial_positions: panda (no <ros2_control>) starts at zero clamped into its limits
-    (joint4's range is [-3.07, -0.07]); the 2R arm at its <ros2_control> initial values."""
+    """
+    Start without initial_positions.
+
+    Panda (no <ros2_control>) starts at zero clamped into its limits (joint4's range is [-3.07,
+    -0.07]); the 2R arm at its <ros2_control> initial values.
+    """
     from conftest import ROBOTS, erd_root
     panda = os.path.join(erd_root(), ROBOTS['panda'])
     model = RobotModel.from_urdf_file(panda)
@@ -338,8 +359,11 @@ def test_slow_joint_states_get_one_warning_naming_the_rate_and_parameter(ros, tm
 
 @pytest.mark.parametrize('name', ['feedforward_node', 'simulator_node'])
 def test_ctrl_c_during_the_first_compile_exits_cleanly(tmp_path, name):
-    """A fresh install compiles the kernels at the first start (seconds); Ctrl-C then must not
-    print a traceback from the import, and the exit status is 0."""
+    """
+    A fresh install compiles the kernels at the first start (seconds).
+
+    Ctrl-C then must not print a traceback from the import, and the exit status is 0.
+    """
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'numba-cache'))   # an empty cache
     proc = subprocess.Popen([executable(name), '--ros-args', '-r', '__ns:=/cold'], env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -352,8 +376,12 @@ def test_ctrl_c_during_the_first_compile_exits_cleanly(tmp_path, name):
 
 @pytest.mark.parametrize('name', ['feedforward_node', 'simulator_node'])
 def test_ctrl_c_twice_exits_cleanly(tmp_path, name):
-    """ros2 launch signals each process and its group: SIGINT arrives twice, a few ms apart, at
-    any point of the clean-up. Exit status 0 and no traceback, every time."""
+    """
+    ros2 launch signals each process and its group.
+
+    SIGINT arrives twice, a few ms apart, at any point of the clean-up. Exit status 0 and no
+    traceback, every time.
+    """
     args = ['-p', f'urdf_file:={example_urdf()}'] if name == 'simulator_node' else []
     for k in range(5):
         proc = subprocess.Popen([executable(name), '--ros-args', '-r', f'__ns:=/twice{k}', *args],

@@ -1,6 +1,24 @@
-"""The launch files under a real `ros2 launch`, as a user starts them: the params file is the
-source of truth, mode:= and namespace:= do what they say, simulation.launch.py runs another arm
-inside its limits, and Ctrl-C (SIGINT to the process group) ends every process cleanly."""
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The launch files under a real `ros2 launch`, as a user starts them.
+
+The params file is the source of truth, mode:= and namespace:= do what they say,
+simulation.launch.py runs another arm inside its limits, and Ctrl-C (SIGINT to the process group)
+ends every process cleanly.
+"""
 import os
 import shutil
 import signal
@@ -60,9 +78,12 @@ class Launch:
 
 
 def get_param(node, target, name, timeout=30.0):
-    """The string value of a parameter, asked over rclpy. Tests here start nodes of one name one
-    after the other: a request may reach a node that is just shutting down and stay unanswered,
-    so ask again (with a new client) until the deadline."""
+    """
+    Return the string value of a parameter, asked over rclpy.
+
+    Tests here start nodes of one name one after the other: a request may reach a node that is just
+    shutting down and stay unanswered, so ask again (with a new client) until the deadline.
+    """
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         client = node.create_client(GetParameters, f'{target}/get_parameters')

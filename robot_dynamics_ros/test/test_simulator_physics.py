@@ -1,5 +1,22 @@
-"""The ABA simulator without ROS: closed forms, conservation, friction, and Pinocchio's aba
-integrated with the same integrators."""
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The ABA simulator without ROS.
+
+Closed forms, conservation, friction, and Pinocchio's aba integrated with the same integrators.
+"""
 import math
 
 import numpy as np
@@ -27,7 +44,7 @@ iyz="0" izz="0.1"/></inertial></link></robot>'''
 
 
 def crossings(t, x):
-    """Times where x crosses zero upwards (linear interpolation)."""
+    """Return the times where x crosses zero upwards (linear interpolation)."""
     s = np.flatnonzero((x[:-1] < 0) & (x[1:] >= 0))
     return t[s] - x[s] * (t[s + 1] - t[s]) / (x[s + 1] - x[s])
 

@@ -1,4 +1,19 @@
-"""The inverse-dynamics controller, without ROS: joint states and a desired motion in, efforts out.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The inverse-dynamics controller, without ROS: joint states and a desired motion in, efforts out.
 
 The node (``feedforward_node.py``) only turns messages into the arrays these methods take.
 
@@ -36,10 +51,13 @@ def _suggest(name, candidates):
 
 
 def default_joints(model):
-    """(joints, why): the command order when the ``joints`` parameter is empty. A description
-    with ``<ros2_control>`` blocks states the order its ForwardCommandController expects: the
-    joints with an ``effort`` command interface, in document order. Else every movable joint in
-    model order."""
+    """
+    (joints, why): the command order when the ``joints`` parameter is empty.
+
+    A description with ``<ros2_control>`` blocks states the order its ForwardCommandController
+    expects: the joints with an ``effort`` command interface, in document order. Else every movable
+    joint in model order.
+    """
     rc = model.ros2_control
     effort = [j for j in rc.effort_joints if j in model.joint_names]
     if effort:
@@ -58,9 +76,12 @@ def unknown_joint_keys(model, names, what):
 
 
 def payload_model(model, payload):
-    """The model to compute with: ``model`` with the rigid payload (None or dict(link, mass,
-    com, inertia)) on its link. ValueError (naming the parameter) for a negative mass or a link
-    not in the model."""
+    """
+    Return the model to compute with.
+
+    That is ``model`` with the rigid payload (None or dict(link, mass, com, inertia)) on its link.
+    ValueError (naming the parameter) for a negative mass or a link not in the model.
+    """
     payload = payload or {}
     link, mass = payload.get('link', ''), payload.get('mass', 0.0)
     if not mass >= 0:
@@ -130,7 +151,7 @@ class Controller:
         self.kp, self.kd = gains
 
     def set_effort_limits(self, overrides):
-        """overrides: {joint: limit}; the others keep the URDF's (inf when it has none)."""
+        """Override effort limits ({joint: limit}); the others keep the URDF's (or inf)."""
         limits = self.base_model.effort_limits.copy()
         for joint, value in overrides.items():
             if not (value > 0):
@@ -150,16 +171,23 @@ class Controller:
             self.q[~self.received] = q[~self.received]
 
     def set_payload(self, payload):
-        """payload: None or dict(link, mass, com, inertia); rebuilds the model it computes with.
-        ValueError (naming the parameter) for a negative mass or a link not in the model."""
+        """
+        payload: None or dict(link, mass, com, inertia); rebuilds the model it computes with.
+
+        ValueError (naming the parameter) for a negative mass or a link not in the model.
+        """
         self.model = payload_model(self.base_model, payload)
 
     # ---- inputs ----------------------------------------------------------------------------
     def update_state(self, names, positions, velocities, now):
-        """Merge a JointState's arrays into the state: only the joints it names change (extra
-        names are ignored); no velocities mean zero velocity for those joints. ``now``: the time
-        of receipt (s, monotonic) for freshness. Returns (model joints updated, commanded joints
-        updated). ValueError, changing nothing, for a joint named twice, short arrays or NaN."""
+        """
+        Merge a JointState's arrays into the state.
+
+        Only the joints it names change (extra names are ignored); no velocities mean zero velocity
+        for those joints. ``now``: the time of receipt (s, monotonic) for freshness. Returns (model
+        joints updated, commanded joints updated). ValueError, changing nothing, for a joint named
+        twice, short arrays or NaN.
+        """
         key = tuple(names)
         maps = self._maps.get(key)
         if maps is None:
@@ -219,9 +247,13 @@ class Controller:
 
     def set_trajectory(self, joint_names, times, positions, velocities, accelerations, *,
                        start_time, now, q, qd):
-        """Validate and take a new trajectory (it replaces the old one). ``start_time`` is the
-        absolute start (``now`` when the message's stamp is zero); ``q``, ``qd`` the state at
-        arrival. Raises ValueError, keeping the previous trajectory, when it is invalid."""
+        """
+        Validate and take a new trajectory (it replaces the old one).
+
+        ``start_time`` is the absolute start (``now`` when the message's stamp is zero); ``q``,
+        ``qd`` the state at arrival. Raises ValueError, keeping the previous trajectory, when it is
+        invalid.
+        """
         unknown = [j for j in joint_names if j not in self.base_model.joint_names]
         if unknown:
             raise ValueError(f'unknown joints {unknown}')
@@ -246,8 +278,11 @@ class Controller:
 
     # ---- outputs ---------------------------------------------------------------------------
     def full_torque(self, q, qd, t, des=None):
-        """Torques for every model joint, before joint selection and clamping (``des``: the
-        desired state at t when the caller has it already)."""
+        """
+        Compute torques for every model joint, before joint selection and clamping.
+
+        ``des``: the desired state at t when the caller has it already.
+        """
         m = self.model
         if self.mode == 'gravity':
             return np.zeros(m.n) if self.hardware_compensates_gravity else gravity_torques(m, q)
@@ -275,8 +310,12 @@ class Controller:
         return tau, clamped
 
     def timeout_command(self, behaviour, q):
-        """What to command when joint states are stale: ``zero``, or ``gravity`` g(q) at the last
-        known q (zero too when the hardware compensates gravity itself), clamped."""
+        """
+        Return what to command when joint states are stale.
+
+        ``zero``, or ``gravity`` g(q) at the last known q (zero too when the hardware compensates
+        gravity itself), clamped.
+        """
         if behaviour not in TIMEOUT_BEHAVIOURS:
             raise ValueError(f'on_timeout must be one of {TIMEOUT_BEHAVIOURS}, got "{behaviour}"')
         if behaviour == 'zero' or q is None or self.hardware_compensates_gravity:
@@ -284,9 +323,13 @@ class Controller:
         return np.clip(gravity_torques(self.model, q)[self.cmd], -self.limits, self.limits)
 
     def inverse_dynamics(self, names, position, velocity=(), acceleration=(), wrenches=None):
-        """The InverseDynamics service: (effort, gravity, coriolis, inertial) for ``names`` in
-        their order. Joints not named take default positions and zero velocity/acceleration.
-        ``wrenches``: {link: [fx, fy, fz, tx, ty, tz]} in the link frame."""
+        """
+        Answer the InverseDynamics service.
+
+        Returns (effort, gravity, coriolis, inertial) for ``names`` in their order. Joints not
+        named take default positions and zero velocity/acceleration. ``wrenches``: {link: [fx,
+        fy, fz, tx, ty, tz]} in the link frame.
+        """
         names = list(names)
         if not names:
             raise ValueError('name is empty')

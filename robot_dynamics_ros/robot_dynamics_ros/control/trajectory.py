@@ -1,13 +1,31 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Trajectory helpers (no ROS): the quintic rest-to-rest profile of the lecture notes."""
 import numpy as np
 
 
 def quintic(q0, qf, duration, t):
-    """Positions, velocities and accelerations of the quintic from q0 to qf in ``duration``
-    seconds, with zero velocity and acceleration at both ends, at times ``t`` (clamped).
+    """
+    Sample the rest-to-rest quintic from q0 to qf in ``duration`` seconds at times ``t``.
+
+    Positions, velocities and accelerations, with zero velocity and acceleration at both ends;
+    ``t`` is clamped to [0, duration].
 
     q(t) = q0 + (qf - q0) s(t/T),  s(x) = 10x^3 - 15x^4 + 6x^5.
-    Returns three arrays of shape (len(t), n)."""
+    Returns three arrays of shape (len(t), n).
+    """
     if not duration > 0:
         raise ValueError(f'duration must be positive, got {duration}')
     q0, qf = np.asarray(q0, dtype=float), np.asarray(qf, dtype=float)
@@ -45,7 +63,8 @@ def _segment(kind, T, p0, v0, a0, p1, v1, a1, tau):
 
 
 class JointTrajectory:
-    """A desired motion with joint_trajectory_controller semantics, sampled at absolute times.
+    """
+    A desired motion with joint_trajectory_controller semantics, sampled at absolute times.
 
     ``times`` are the points' time_from_start (s, strictly increasing, >= 0) after
     ``start_time``; the kind of interpolation follows what every point has: positions only ->

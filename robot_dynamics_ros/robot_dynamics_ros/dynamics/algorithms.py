@@ -1,4 +1,19 @@
-"""The public algorithms: numpy in, numpy out, one state ``(n,)`` or a batch ``(K, n)``.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The public algorithms: numpy in, numpy out, one state ``(n,)`` or a batch ``(K, n)``.
 
 These wrappers call the compiled kernels (``kernels.py``) on the model's packed buffer and
 workspace and allocate only the result. The fast path hands C-contiguous float64 arrays straight
@@ -14,7 +29,7 @@ _F64 = np.dtype(np.float64)
 
 
 def _state(model, x, name):
-    """x as a writable C-contiguous float64 (n,) or (K, n) array, or ValueError naming it."""
+    """Return x as a writable C-contiguous float64 (n,) or (K, n) array (ValueError naming it)."""
     try:
         x = np.array(x, dtype=_F64, order='C', copy=not (
             isinstance(x, np.ndarray) and x.flags.writeable and x.flags.c_contiguous
@@ -28,7 +43,7 @@ def _state(model, x, name):
 
 
 def _states(model, q, *others):
-    """q and the other (array, name) pairs converted and checked to have q's shape."""
+    """Return q and the other (array, name) pairs converted and checked to have q's shape."""
     q = _state(model, q, 'q')
     out = [q]
     for x, name in others:
@@ -40,8 +55,12 @@ def _states(model, q, *others):
 
 
 def _f_ext(model, f_ext, q):
-    """{link: [fx, fy, fz, tx, ty, tz] in the link frame} -> (n, 6) or (K, n, 6) body wrenches
-    [moment; force] about each body's origin, as the kernels take them."""
+    """
+    Convert external wrenches to the kernels' layout.
+
+    {link: [fx, fy, fz, tx, ty, tz] in the link frame} -> (n, 6) or (K, n, 6) body wrenches
+    [moment; force] about each body's origin.
+    """
     out = np.zeros(q.shape + (6,))
     if f_ext is None:
         return out
@@ -61,10 +80,12 @@ def _f_ext(model, f_ext, q):
 
 
 def rnea(model, q, qd, qdd, f_ext=None):
-    """Joint torques tau = M(q) qdd + c(q, qd) + g(q) - J^T f_ext (recursive Newton-Euler).
+    """
+    Joint torques tau = M(q) qdd + c(q, qd) + g(q) - J^T f_ext (recursive Newton-Euler).
 
     ``f_ext`` maps link names to the wrench ``[fx, fy, fz, tx, ty, tz]`` that the environment
-    applies to that link, in the link frame, about the link origin."""
+    applies to that link, in the link frame, about the link origin.
+    """
     if f_ext is None:
         try:
             tau = np.empty(model.n)
@@ -106,7 +127,7 @@ def bias_torques(model, q, qd):
 
 
 def crba(model, q):
-    """The joint-space mass matrix M(q) (symmetric), by the composite-rigid-body algorithm."""
+    """Compute the joint-space mass matrix M(q) by the composite-rigid-body algorithm."""
     try:
         H = np.zeros((model.n, model.n))
         K.crba_one(model._model, model._ws, q, H)
@@ -120,9 +141,14 @@ def crba(model, q):
 
 
 def aba(model, q, qd, tau, f_ext=None):
-    """Joint accelerations qdd = M(q)^-1 (tau - c(q, qd) - g(q) + J^T f_ext), by the
-    articulated-body algorithm. ``f_ext`` as in ``rnea``. ValueError naming the joints when the
-    mass matrix is singular (a joint that moves no mass or inertia about its axis)."""
+    """
+    Compute joint accelerations by the articulated-body algorithm.
+
+    qdd = M(q)^-1 (tau - c(q, qd) - g(q) + J^T f_ext).
+
+    ``f_ext`` as in ``rnea``. ValueError naming the joints when the mass matrix is singular (a
+    joint that moves no mass or inertia about its axis).
+    """
     if f_ext is None:
         try:
             qdd = np.empty(model.n)

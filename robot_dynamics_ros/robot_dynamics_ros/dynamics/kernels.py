@@ -1,4 +1,19 @@
-"""Compiled rigid-body algorithms: RNEA (spatial_v2 ``ID``), CRBA (``HandC``), ABA (``FDab``).
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Compiled rigid-body algorithms: RNEA (spatial_v2 ``ID``), CRBA (``HandC``), ABA (``FDab``).
 
 Each algorithm is one function whose loops are the textbook recursion with the textbook names.
 A kernel gets two arrays besides the state, so that calling it from Python costs little:
@@ -31,7 +46,7 @@ _WS_PER_BODY = 12 + 18 + 36 + 18 + 2 + 36
 
 
 def pack_model(parent, jtype, S, Etree, rtree, axis, mass, h, Ibar, a_grav):
-    """The flat model buffer the kernels read (see ``_model``)."""
+    """Pack the flat model buffer the kernels read (see ``_model``)."""
     n = len(S)
     Xtree = np.zeros((n, 4, 3))
     Xtree[:, :3] = Etree
@@ -52,11 +67,13 @@ def workspace(n):
 
 @intrinsic
 def _view(typingctx, buf, offset, shape):
-    """A C-contiguous view of ``buf`` starting at ``buf.flat[offset]``, of the given shape.
+    """
+    Return a C-contiguous view of ``buf`` starting at ``buf.flat[offset]``, of the given shape.
 
     ``reshape`` would do, but it calls into numba's C helpers (~20 ns a view, a dozen views a
     call); this builds the array struct in place and costs nothing. No bounds check: the layouts
-    above fix every offset and shape from n."""
+    above fix every offset and shape from n.
+    """
     ndim = len(shape)
     retty = types.Array(buf.dtype, ndim, 'C')
 
@@ -104,7 +121,7 @@ def _ws_rnea(ws, n):
 
 
 def articulated_inertias(ws, n):
-    """d of every joint after FDab ran on ``ws`` (numpy; for error messages)."""
+    """Return the articulated inertia d of every joint after FDab ran on ``ws`` (for errors)."""
     o = 30 * n + 12 + 54 * n
     return ws[o:o + 2 * n].reshape(n, 2)[:, 0].copy()
 
@@ -122,7 +139,7 @@ def _ws_aba(ws, n):
 
 @njit(cache=True)
 def ID(model, ws, q, qd, qdd, f_ext, tau):
-    """tau = ID(model, q, qd, qdd, f_ext), the recursive Newton-Euler algorithm (``ID.m``)."""
+    """Compute inverse dynamics tau by the recursive Newton-Euler algorithm (``ID.m``)."""
     n = tau.shape[0]
     parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
     Xup, v, a, f, t = _ws_rnea(ws, n)
@@ -195,10 +212,12 @@ def HandC_H(model, ws, q, H):
 
 @njit(cache=True)
 def FDab(model, ws, q, qd, tau, f_ext, qdd):
-    """qdd = FD(model, q, qd, tau, f_ext), the articulated-body algorithm (``FDab.m``).
+    """
+    Forward dynamics by the articulated-body algorithm (``FDab.m``): qdd = FD(q, qd, tau).
 
     Returns 0, or 1 + the index of a joint whose articulated inertia d is zero (it moves no mass:
-    the mass matrix is singular and its qdd is NaN); ``ws`` then holds every joint's d."""
+    the mass matrix is singular and its qdd is NaN); ``ws`` then holds every joint's d.
+    """
     n = qdd.shape[0]
     parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
     Xup, v, a, _, t = _ws_rnea(ws, n)

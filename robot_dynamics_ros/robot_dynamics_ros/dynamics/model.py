@@ -1,4 +1,19 @@
-"""RobotModel: a fixed-base kinematic tree read from a URDF, in Featherstone's terms.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+RobotModel: a fixed-base kinematic tree read from a URDF, in Featherstone's terms.
 
 A model with ``n`` movable joints has ``n`` bodies. Body ``i`` is moved by joint ``i``; its frame
 is the frame of the URDF child link of that joint. Links hanging below a fixed joint are merged
@@ -48,9 +63,11 @@ def _skew(p):
 
 
 def plux(E, r):
-    """Pluecker motion transform [E 0; -E rx E] (spatial_v2 ``plux``).
+    """
+    Pluecker motion transform [E 0; -E rx E] (spatial_v2 ``plux``).
 
-    E rotates coordinates of frame A into frame B; r is B's origin in A coordinates."""
+    E rotates coordinates of frame A into frame B; r is B's origin in A coordinates.
+    """
     X = np.zeros((6, 6))
     X[:3, :3] = E
     X[3:, 3:] = E
@@ -59,8 +76,11 @@ def plux(E, r):
 
 
 def mcI(m, c, Ic):
-    """Spatial inertia of a body of mass m, centre of mass c and inertia Ic about the CoM
-    (spatial_v2 ``mcI``), all in the body frame, about the body origin."""
+    """
+    Return the spatial inertia of a body about its origin (spatial_v2 ``mcI``).
+
+    Mass m, centre of mass c and inertia Ic about the CoM, all in the body frame.
+    """
     C = _skew(c)
     I = np.zeros((6, 6))  # noqa: E741
     I[:3, :3] = Ic + m * C @ C.T
@@ -93,8 +113,11 @@ INERTIA_TOLERANCE = 1e-6        # kg m^2
 
 
 def _check_psd(Ic, what):
-    """Ic, or its projection onto the positive semi-definite cone with a warning text, or
-    ValueError. Returns (Ic, warning or None)."""
+    """
+    Ic, or its projection onto the positive semi-definite cone with a warning text, or ValueError.
+
+    Returns (Ic, warning or None).
+    """
     eig, V = np.linalg.eigh(Ic)
     if eig[0] >= -1e-9 * max(1.0, abs(eig[-1])):
         return Ic, None
@@ -224,7 +247,7 @@ class RobotModel:
             raise KeyError(f'link "{link}" is not in {self.name}') from None
 
     def copy(self):
-        """A model with the same data and its own workspace (one per thread)."""
+        """Return a model with the same data and its own workspace (one per thread)."""
         other = object.__new__(RobotModel)
         other.__dict__.update(self.__dict__)
         other._ws = np.zeros_like(self._ws)
@@ -233,9 +256,13 @@ class RobotModel:
         return other
 
     def with_payload(self, link, mass, com=(0.0, 0.0, 0.0), inertia=(0.0,) * 6):
-        """A new model with a rigid payload fixed to ``link``: ``mass`` (kg), centre of mass
-        ``com`` (m, in the link frame) and ``inertia`` (ixx, ixy, ixz, iyy, iyz, izz about the
-        centre of mass, link axes, kg m^2). A payload on the fixed base changes nothing."""
+        """
+        Return a new model with a rigid payload fixed to ``link``.
+
+        ``mass`` (kg), centre of mass ``com`` (m, in the link frame) and ``inertia`` (ixx, ixy,
+        ixz, iyy, iyz, izz about the centre of mass, link axes, kg m^2). A payload on the fixed
+        base changes nothing.
+        """
         body, X = self.link_frame(link)
         m = float(mass)
         c = _finite(com, 'payload com')
@@ -263,8 +290,11 @@ class RobotModel:
 
     @property
     def massless_joints(self):
-        """Joints whose subtree has no mass or inertia about their axis (M(q)[i, i] = 0 at
-        q = 0): the mass matrix is singular there, so forward dynamics is undefined."""
+        """
+        Joints whose subtree has no mass or inertia about their axis (M(q)[i, i] = 0 at q = 0).
+
+        The mass matrix is singular there, so forward dynamics is undefined.
+        """
         from .algorithms import crba
         diag = np.diag(crba(self, np.zeros(self.n)))
         return tuple(j for j, d in zip(self.joint_names, diag) if not d > 0)

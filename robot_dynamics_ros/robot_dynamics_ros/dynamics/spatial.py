@@ -1,5 +1,19 @@
-"""Spatial-algebra helpers for the compiled kernels (Featherstone, "Rigid Body Dynamics
-Algorithms").
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Spatial-algebra helpers for the compiled kernels (Featherstone, "Rigid Body Dynamics Algorithms").
 
 Motion vectors are ``[angular; linear]``, force vectors ``[moment; force]``. A Pluecker transform
 X = [E 0; -E rx E] is kept as a 4x3 array ``[E; r]``: its rotation ``E`` and translation ``r``,
@@ -24,7 +38,7 @@ def dot6(x, y):
 
 @_inline
 def Xmotion(out, X, m):
-    """out = X m:  w' = E w,  v' = E (v - r x w)."""
+    """Compute out = X m:  w' = E w,  v' = E (v - r x w)."""
     E, r = X, X[3]
     w0, w1, w2 = m[0], m[1], m[2]
     u0 = m[3] - (r[1] * w2 - r[2] * w1)
@@ -37,7 +51,7 @@ def Xmotion(out, X, m):
 
 @_inline
 def XTforce_add(out, X, f):
-    """out += X^T f:  f' = E^T f,  n' = E^T n + r x f'."""
+    """Add X^T f to out:  f' = E^T f,  n' = E^T n + r x f'."""
     E, r = X, X[3]
     n0, n1, n2, g0, g1, g2 = f[0], f[1], f[2], f[3], f[4], f[5]
     F0 = E[0, 0] * g0 + E[1, 0] * g1 + E[2, 0] * g2
@@ -53,7 +67,7 @@ def XTforce_add(out, X, f):
 
 @_inline
 def Imul(out, I, v):  # noqa: E741
-    """out = I v:  [Ibar w + h x u;  m u - h x w]."""
+    """Compute out = I v:  [Ibar w + h x u;  m u - h x w]."""
     Ibar, m = I, I[3, 3]
     h0, h1, h2 = I[0, 3], I[1, 3], I[2, 3]
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
@@ -67,7 +81,7 @@ def Imul(out, I, v):  # noqa: E741
 
 @_inline
 def crm_add(out, v, m, s):
-    """out += (v x m) s, the spatial motion cross product crm(v) m scaled by s."""
+    """Add (v x m) s to out, the spatial motion cross product crm(v) m scaled by s."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
     out[0] += (w1 * m[2] - w2 * m[1]) * s
     out[1] += (w2 * m[0] - w0 * m[2]) * s
@@ -79,7 +93,7 @@ def crm_add(out, v, m, s):
 
 @_inline
 def crf_add(out, v, f):
-    """out += v x* f, the spatial force cross product crf(v) f."""
+    """Add v x* f to out, the spatial force cross product crf(v) f."""
     w0, w1, w2, u0, u1, u2 = v[0], v[1], v[2], v[3], v[4], v[5]
     out[0] += w1 * f[2] - w2 * f[1] + u1 * f[5] - u2 * f[4]
     out[1] += w2 * f[0] - w0 * f[2] + u2 * f[3] - u0 * f[5]
@@ -91,8 +105,11 @@ def crf_add(out, v, f):
 
 @_inline
 def jcalc(Xup, jtype, axis, q, Xtree):
-    """Xup = XJ(q) Xtree (spatial_v2 ``jcalc``). Revolute: XJ = rot(axis, q);
-    prismatic: XJ = xlt(axis q)."""
+    """
+    Xup = XJ(q) Xtree (spatial_v2 ``jcalc``).
+
+    Revolute: XJ = rot(axis, q); prismatic: XJ = xlt(axis q).
+    """
     E, r, Etree, rtree = Xup, Xup[3], Xtree, Xtree[3]
     if jtype == 0:
         # E_J = R(axis, q)^T (Rodrigues); E = E_J Etree, r = rtree
@@ -120,7 +137,7 @@ def jcalc(Xup, jtype, axis, q, Xtree):
 
 @_inline
 def plux6(X, Xup):
-    """The 6x6 matrix [E 0; -E rx E] of Xup = [E; r]."""
+    """Fill X with the 6x6 matrix [E 0; -E rx E] of Xup = [E; r]."""
     E, r = Xup, Xup[3]
     for i in range(3):
         for j in range(3):
@@ -135,7 +152,7 @@ def plux6(X, Xup):
 
 @_inline
 def inertia6(out, I):  # noqa: E741
-    """The 6x6 spatial inertia [Ibar hx; hx^T m1] of I = [Ibar h; h^T m]."""
+    """Fill out with the 6x6 spatial inertia [Ibar hx; hx^T m1] of I = [Ibar h; h^T m]."""
     Ibar, m, h = I, I[3, 3], I[:3, 3]
     for i in range(3):
         for j in range(3):
@@ -151,7 +168,7 @@ def inertia6(out, I):  # noqa: E741
 
 @_inline
 def matvec6(out, A, x):
-    """out = A x"""
+    """Compute out = A x."""
     for i in range(6):
         out[i] = (A[i, 0] * x[0] + A[i, 1] * x[1] + A[i, 2] * x[2]
                   + A[i, 3] * x[3] + A[i, 4] * x[4] + A[i, 5] * x[5])
@@ -159,7 +176,7 @@ def matvec6(out, A, x):
 
 @_inline
 def congruence_add(out, X, A, T):
-    """out += X^T A X for 6x6 X, A (T: 6x6 scratch)."""
+    """Add X^T A X to out, for 6x6 X, A (T: 6x6 scratch)."""
     for i in range(6):
         for j in range(6):
             s = 0.0
@@ -178,11 +195,14 @@ def congruence_add(out, X, A, T):
 
 @_inline
 def XTIX_add(out, X, I):  # noqa: E741
-    """out += X^T I X for rigid-body inertias kept as [Ibar h; h^T m] (no 6x6 product): the
-    inertia I of a child body, in the child frame, expressed in the parent frame and added.
+    """
+    Add X^T I X to out for rigid-body inertias kept as [Ibar h; h^T m] (no 6x6 product).
+
+    The inertia I of a child body, in the child frame, expressed in the parent frame and added.
 
     With h' = E^T h:  m' = m,  h'' = h' + m r,
-    Ibar'' = E^T Ibar E + (m r.r + 2 r.h') 1 - (m r r^T + r h'^T + h' r^T)."""
+    Ibar'' = E^T Ibar E + (m r.r + 2 r.h') 1 - (m r r^T + r h'^T + h' r^T).
+    """
     r0, r1, r2 = X[3, 0], X[3, 1], X[3, 2]
     m = I[3, 3]
     # h' = E^T h

@@ -1,4 +1,19 @@
-"""Reading a robot description: what dynamics needs from a URDF, and its ``<ros2_control>`` blocks.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Reading a robot description: what dynamics needs from a URDF, and its ``<ros2_control>`` blocks.
 
 A description as real stacks publish it (xacro output with ``<ros2_control>``, ``<gazebo>``,
 ``<transmission>`` in the ROS 1 or ROS 2 format, ``<sensor>``, textured materials, ...) carries
@@ -16,14 +31,18 @@ JOINT_CHILDREN = ('parent', 'child', 'origin', 'axis', 'limit', 'dynamics', 'mim
 @dataclass(frozen=True)
 class Ros2Control:
     """What the ``<ros2_control>`` blocks of a description say, in document order."""
+
     joints: tuple = ()              # every joint named in a block
     effort_joints: tuple = ()       # joints with an ``effort`` command interface
     initial_positions: dict = field(default_factory=dict)   # position state initial_value
 
 
 def read_description(xml):
-    """(urdf_parser_py Robot of the dynamics-relevant elements, Ros2Control) of a URDF string.
-    ValueError when the XML is malformed or an element dynamics reads is."""
+    """
+    (urdf_parser_py Robot of the dynamics-relevant elements, Ros2Control) of a URDF string.
+
+    ValueError when the XML is malformed or an element dynamics reads is.
+    """
     if not isinstance(xml, str) or not xml.strip():
         raise ValueError('the URDF is empty')
     try:

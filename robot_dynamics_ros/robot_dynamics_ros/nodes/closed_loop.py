@@ -1,4 +1,19 @@
-"""Drive simulator_node and feedforward_node in closed loop over DDS and record the motion.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Drive simulator_node and feedforward_node in closed loop over DDS and record the motion.
 
 ``run()`` starts both nodes as processes (DDS on loopback, a private ROS_DOMAIN_ID unless one is
 set), waits until the loop runs, sends a quintic rest-to-rest trajectory to the controller and

@@ -1,3 +1,17 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
 """Pieces both nodes share: the robot_description source, parameter and logging helpers, main()."""
 import signal
 import sys
@@ -29,8 +43,11 @@ _TYPES = {
 
 
 def _as_float(value):
-    """value as the float (or list of floats) a DOUBLE (array) parameter holds, or None when it
-    is not numbers. Integers are accepted: YAML and the command line type `400` as INTEGER."""
+    """
+    Return value as a DOUBLE (array) parameter holds it, or None when it is not numbers.
+
+    Integers are accepted: YAML and the command line type `400` as INTEGER.
+    """
     if isinstance(value, bool):
         return None
     if isinstance(value, (int, float)):
@@ -45,8 +62,12 @@ def _as_float(value):
 
 
 def coerce_numbers(node, params):
-    """A pre-set-parameters callback: an INTEGER (array) given for a declared DOUBLE (array)
-    parameter becomes a DOUBLE (array), so `ros2 param set ... kp "[400]"` works."""
+    """
+    Coerce numbers before parameters are set (a pre-set-parameters callback).
+
+    An INTEGER (array) given for a declared DOUBLE (array) parameter becomes a DOUBLE (array), so
+    `ros2 param set ... kp "[400]"` works.
+    """
     out = []
     for p in params:
         if node.has_parameter(p.name):
@@ -60,9 +81,12 @@ def coerce_numbers(node, params):
 
 
 def declare(node, name, kind, default, description, read_only=False):
-    """Declare a typed parameter with a descriptor; returns its value (the override if any).
-    An integer override of a float parameter is taken as that float; an empty array default is
-    set to a typed empty array, so `ros2 param get/dump` show it."""
+    """
+    Declare a typed parameter with a descriptor; returns its value (the override if any).
+
+    An integer override of a float parameter is taken as that float; an empty array default is set
+    to a typed empty array, so `ros2 param get/dump` show it.
+    """
     ptype, rtype = _TYPES[kind]
     desc = ParameterDescriptor(name=name, type=ptype, description=description,
                                read_only=read_only, dynamic_typing=False)
@@ -83,7 +107,7 @@ def declare(node, name, kind, default, description, read_only=False):
 
 
 def help_requested(args):
-    """True when the command line (before --ros-args) asks for --help."""
+    """Return True when the command line (before --ros-args) asks for --help."""
     args = sys.argv[1:] if args is None else list(args)
     if '--ros-args' in args:
         args = args[:args.index('--ros-args')]
@@ -91,7 +115,7 @@ def help_requested(args):
 
 
 def usage(executable, node_name, summary, parameters, interfaces):
-    """The --help text: what the node does, its parameters with defaults, its interfaces."""
+    """Return the --help text: what the node does, its parameters with defaults, its interfaces."""
     lines = [f'usage: {executable} [--ros-args -p NAME:=VALUE ... | --params-file FILE]', '',
              summary, '', f'node name: {node_name}', '', 'parameters (default):']
     for name, (kind, default, text, read_only) in parameters.items():
@@ -104,11 +128,15 @@ def usage(executable, node_name, summary, parameters, interfaces):
 
 
 class DescriptionSource:
-    """robot_description from the transient-local topic (what robot_state_publisher publishes),
-    with the node's ``robot_description`` parameter as fallback.
+    """
+    Take robot_description from the transient-local topic, or the parameter as a fallback.
+
+    The topic is what robot_state_publisher publishes; the node's ``robot_description``
+    parameter is the fallback.
 
     ``on_model(model, xml, source)`` is called for every valid description; an invalid one is
-    logged and the previous model kept."""
+    logged and the previous model kept.
+    """
 
     def __init__(self, node, on_model, topic='robot_description'):
         self.node = node
@@ -121,8 +149,12 @@ class DescriptionSource:
         self.use(msg.data, f'topic {self.topic}')
 
     def use(self, xml, source, model=None):
-        """Build the model of ``xml`` (or take ``model``, already built from it); True when it
-        was valid. What loading noticed (rounded inertias, mimic joints, ...) is logged."""
+        """
+        Build the model of ``xml`` (or take ``model``, already built from it).
+
+        True when it was valid. What loading noticed (rounded inertias, mimic joints, ...) is
+        logged.
+        """
         if not xml:
             return False
         if xml == self.xml:
@@ -143,9 +175,12 @@ class DescriptionSource:
 
 
 class Throttle:
-    """A log line at most once per `period` seconds (default 5) per key. (rclpy throttles per
-    call site, which
-    would hide a second, different reason logged from the same line.)"""
+    """
+    A log line at most once per `period` seconds (default 5) per key.
+
+    (rclpy throttles per call site, which would hide a second, different reason logged from the
+    same line.)
+    """
 
     def __init__(self, logger):
         self.logger = logger
@@ -165,8 +200,11 @@ class Throttle:
 
 
 def log_at(logger, level, message):
-    """logger.<level>(message). rclpy refuses one call site at two severities, so each level
-    gets its own line here."""
+    """
+    Call logger.<level>(message).
+
+    rclpy refuses one call site at two severities, so each level gets its own line here.
+    """
     if level == 'info':
         logger.info(message)
     elif level == 'error':
@@ -176,10 +214,13 @@ def log_at(logger, level, message):
 
 
 def run_node(node_class, args=None, help_text=''):
-    """rclpy.init, spin a node of ``node_class``, shut down. ``--help`` prints ``help_text`` and
-    exits 0; a SystemExit raised by the node's constructor (an invalid parameter) is printed and
-    gives exit status 1; Ctrl-C (SIGINT, possibly twice: launch signals the whole group) and
-    SIGTERM end it cleanly with status 0."""
+    """
+    rclpy.init, spin a node of ``node_class``, shut down.
+
+    ``--help`` prints ``help_text`` and exits 0; a SystemExit raised by the node's constructor (an
+    invalid parameter) is printed and gives exit status 1; Ctrl-C (SIGINT, possibly twice: launch
+    signals the whole group) and SIGTERM end it cleanly with status 0.
+    """
     if help_requested(args):
         print(help_text)
         return 0

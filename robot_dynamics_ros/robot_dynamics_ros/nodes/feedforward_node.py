@@ -1,4 +1,19 @@
-"""feedforward_node (node ``inverse_dynamics_controller``): effort commands from inverse dynamics.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+feedforward_node (node ``inverse_dynamics_controller``): effort commands from inverse dynamics.
 
 Subscribes: ``robot_description`` (transient local; parameter fallback), ``/joint_states``,
 ``~/joint_trajectory``. Publishes: ``effort_controller/commands`` (std_msgs/Float64MultiArray in
@@ -132,8 +147,7 @@ class FeedforwardNode(Node):
         return None
 
     def _controller(self, model, v):
-        """A Controller for ``model`` and parameter values ``v`` (ValueError when they do not
-        fit)."""
+        """Build a Controller for ``model`` and parameter values ``v`` (ValueError: no fit)."""
         joints = v['joints'] or default_joints(model)[0]
         limits = {j: v[f'effort_limits.{j}'] for j in model.joint_names
                   if f'effort_limits.{j}' in v and v[f'effort_limits.{j}'] != model.effort_limits[
@@ -268,8 +282,11 @@ class FeedforwardNode(Node):
             self._command(now)
 
     def _stale(self, now):
-        """Commanded joints that are missing or stale now (empty when the state is fresh);
-        logs the transitions, throttled."""
+        """
+        Commanded joints that are missing or stale now (empty when the state is fresh).
+
+        Logs the transitions, throttled.
+        """
         ctrl = self.ctrl
         missing = ctrl.missing_joints()
         timeout = self.values['state_timeout']
@@ -387,8 +404,11 @@ class FeedforwardNode(Node):
         self._publish(tau, des, self.state_stamp if self.values['rate'] == 0 else None, stamp)
 
     def _timeout_if_stale(self, now):
-        """Publish the on_timeout command when commanded joints are missing or stale (True);
-        on_timeout gravity uses the last known q (none before any joint was received)."""
+        """
+        Publish the on_timeout command when commanded joints are missing or stale (True).
+
+        On_timeout gravity uses the last known q (none before any joint was received).
+        """
         if not self._stale(now):
             return False
         q = self.ctrl.q if self.ctrl.received.any() else None

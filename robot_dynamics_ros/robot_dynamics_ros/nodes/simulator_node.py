@@ -1,4 +1,19 @@
-"""simulator_node (node ``dynamics_simulator``): an ABA simulation of the URDF arm over ROS 2.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+simulator_node (node ``dynamics_simulator``): an ABA simulation of the URDF arm over ROS 2.
 
 Takes effort commands on ``effort_controller/commands`` (std_msgs/Float64MultiArray in ``joints``
 order: the interface of ros2_control's ForwardCommandController), integrates the arm's forward
@@ -183,8 +198,12 @@ class SimulatorNode(Node):
 
     # ---- the simulation thread ---------------------------------------------------------------
     def _loop(self):
-        """Run the simulation until shutdown; an unexpected error halts the simulation with its
-        cause in the log (the thread lives on, ~/reset resumes); shutdown ends it quietly."""
+        """
+        Run the simulation until shutdown.
+
+        An unexpected error halts the simulation with its cause in the log (the thread lives on,
+        ~/reset resumes); shutdown ends it quietly.
+        """
         while self.running and rclpy.ok():
             try:
                 self._simulate()

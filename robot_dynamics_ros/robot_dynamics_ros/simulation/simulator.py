@@ -1,4 +1,19 @@
-"""Forward-dynamics simulation (ABA) of a RobotModel, without ROS.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Forward-dynamics simulation (ABA) of a RobotModel, without ROS.
 
 One ``step(tau)`` advances the state by ``dt``:
 
@@ -34,8 +49,11 @@ class SimulationDiverged(RuntimeError):
 @njit(cache=True)
 def _semi_implicit_euler(model, ws, no_f_ext, q, qd, tau, extra, damping, effort, lower, upper,
                          friction, v_eps, vmax, dt, applied, u, qdd, q_new, qd_new):
-    """One semi-implicit Euler step in compiled code (the numpy version costs ~2.5x more).
-    Returns 0, or 1 + the index of the first joint whose state is NaN/Inf or too fast."""
+    """
+    One semi-implicit Euler step in compiled code (the numpy version costs ~2.5x more).
+
+    Returns 0, or 1 + the index of the first joint whose state is NaN/Inf or too fast.
+    """
     n = q.shape[0]
     for i in range(n):
         applied[i] = min(max(tau[i], -effort[i]), effort[i])
@@ -188,10 +206,14 @@ class Simulator:
 
 
 def initial_pose(model, joints, initial_positions=()):
-    """(q0 in model order, where it came from) for a simulation start: ``initial_positions`` (in
-    ``joints`` order) when given; else the ``initial_value`` of the position state interfaces in
-    the description's ``<ros2_control>`` blocks (what ros2_control's mock hardware starts at),
-    for the joints that have one; else zero clamped into each joint's position limits."""
+    """
+    (q0 in model order, where it came from) for a simulation start.
+
+    ``initial_positions`` (in ``joints`` order) when given; else the ``initial_value`` of the
+    position state interfaces in the description's ``<ros2_control>`` blocks (what ros2_control's
+    mock hardware starts at), for the joints that have one; else zero clamped into each joint's
+    position limits.
+    """
     lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
     q0 = np.clip(np.zeros(model.n), lo, hi)
     if len(initial_positions):

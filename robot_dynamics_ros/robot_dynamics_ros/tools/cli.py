@@ -1,4 +1,19 @@
-"""``robot-dynamics``: inverse dynamics of a URDF arm from the command line.
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``robot-dynamics``: inverse dynamics of a URDF arm from the command line.
 
     robot-dynamics info [--urdf PATH]
     robot-dynamics torques [--urdf PATH] [--start Q..] [--goal Q..] [--degrees]
@@ -35,10 +50,11 @@ def torque_split(model, Q, QD, QDD):
 
 
 def _parser():
-    ap = argparse.ArgumentParser(prog='robot-dynamics', description=__doc__.split('\n\n')[0])
+    ap = argparse.ArgumentParser(prog='robot-dynamics',
+                                 description=__doc__.strip().split('\n\n')[0])
     sub = ap.add_subparsers(dest='command', required=True)
     t = sub.add_parser('torques', help='torques along a quintic trajectory and their split',
-                       description=__doc__.split('\n\n', 2)[2])
+                       description=__doc__.strip().split('\n\n', 2)[2])
     t.add_argument('--urdf', help='URDF file (default: the shipped 2R arm of the lecture notes)')
     t.add_argument('--start', type=float, nargs='+', metavar='Q',
                    help='start configuration, one value per movable joint in model order '
@@ -150,7 +166,7 @@ def _num(x, unit=''):
 
 
 def describe(model):
-    """The ``info`` text of a model, in at most WIDTH columns."""
+    """Return the ``info`` text of a model, in at most WIDTH columns."""
     out = [f'robot "{model.name}": {model.n} movable joints, root link "{model.root_link}", '
            f'total moving mass {model.total_mass:.4g} kg',
            '', f'{"#":>3} {"joint":<26} {"type":<11} parent -> child link']

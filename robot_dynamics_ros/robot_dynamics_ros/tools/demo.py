@@ -1,5 +1,21 @@
-"""``closed-loop-demo``: simulator_node and feedforward_node in closed loop over DDS (the run
-itself is ``nodes/closed_loop.py``; this module parses arguments, prints and plots).
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``closed-loop-demo``: simulator_node and feedforward_node in closed loop over DDS.
+
+The run itself is ``nodes/closed_loop.py``; this module parses arguments, prints and plots.
 
     closed-loop-demo [--robot 2r | --urdf PATH] [--start Q..] [--goal Q..] [--duration T]
                      [--mode computed_torque] [--kp 400] [--kd 40] [--plot OUT.png]
@@ -78,7 +94,8 @@ def plot(res, path):
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(prog='closed-loop-demo', description=__doc__.split('\n\n')[0])
+    ap = argparse.ArgumentParser(prog='closed-loop-demo',
+                                 description=__doc__.strip().split('\n\n')[0])
     ap.add_argument('--urdf', help='URDF (default: the shipped 2R arm of the lecture notes)')
     ap.add_argument('--start', type=float, nargs='+', help='start, degrees/mm per joint')
     ap.add_argument('--goal', type=float, nargs='+', help='goal, degrees/mm per joint')
