@@ -224,19 +224,25 @@ def run_node(node_class, args=None, help_text=''):
     if help_requested(args):
         print(help_text)
         return 0
-    interrupted = []
+    interrupted, spinning = [], []
 
     def on_sigint(signum, frame):
-        # the first Ctrl-C ends spin; a second (launch signals the process and its group) must
-        # not interrupt the clean-up. rclpy's own handler, installed by init, chains to this one.
+        # rclpy's own handler, installed by init, runs first and chains to this one. While the
+        # node spins, it has shut the context down and woken the executor, so spin returns:
+        # raising here too could land inside rclpy's C++ conversion of a message, which turns it
+        # into a RuntimeError (exit status 1). Before that (the node's construction) the first
+        # Ctrl-C raises; a second (launch signals the process and its group) must not interrupt
+        # the clean-up.
         if not interrupted:
             interrupted.append(signum)
-            raise KeyboardInterrupt
+            if not spinning:
+                raise KeyboardInterrupt
     signal.signal(signal.SIGINT, on_sigint)
     rclpy.init(args=args)
     node = None
     try:
         node = node_class()
+        spinning.append(True)
         rclpy.spin(node)
     except SystemExit as e:
         print(e, file=sys.stderr)
