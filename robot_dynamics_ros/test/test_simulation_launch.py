@@ -50,7 +50,8 @@ def robot_file(robot):
     return example_urdf() if robot == '2r' else os.path.join(erd_root(), ROBOTS[robot])
 
 
-@launch_testing.parametrize('robot, mode', [('2r', ''), ('ur5', ''), ('2r', 'feedforward')])
+@launch_testing.parametrize('robot, mode', [('2r', ''), ('panda', ''), ('ur5', ''),
+                                            ('2r', 'feedforward')])
 @pytest.mark.launch_test
 def generate_test_description(robot, mode):
     arguments = {} if robot == '2r' else {'urdf_file': robot_file(robot)}

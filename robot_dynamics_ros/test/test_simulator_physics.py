@@ -22,7 +22,7 @@ import math
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.dynamics import (RobotModel, example_urdf, gravity_torques)
+from robot_dynamics_ros.dynamics import RobotModel, crba, example_urdf, gravity_torques
 from robot_dynamics_ros.dynamics.energy import total_energy
 from robot_dynamics_ros.simulation import SimulationDiverged, Simulator
 
@@ -199,3 +199,88 @@ def test_effort_limits_clamp_the_input():
     sim = Simulator(model, dt=1e-3, q0=[0.0, 0.0])
     sim.step([1e4, -1e4])
     assert sim.applied.tolist() == [400.0, -200.0]
+
+
+# ---- joint limits as constraints ------------------------------------------------------------
+
+def dropped(name, integrator, dt, seconds=5.0):
+    """Drop an arm from just off its start pose with zero torque; return its energy history."""
+    from robot_dynamics_ros.simulation import initial_pose
+    model = RobotModel.from_urdf(robot_urdf(name))
+    q0, _ = initial_pose(model, model.joint_names)
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    sim = Simulator(model, dt=dt, integrator=integrator, q0=np.clip(q0 + 0.01, lo, hi))
+    energy, impacts, on_stop = [total_energy(model, sim.q, sim.qd)], 0, 0
+    for _ in range(int(round(seconds / dt))):
+        sim.step(np.zeros(model.n))             # raises SimulationDiverged on a halt
+        energy.append(total_energy(model, sim.q, sim.qd))
+        impacts += bool(np.any(sim.impulse))
+        on_stop += bool(np.any(sim.stop_torque))
+        assert np.all(sim.q >= lo) and np.all(sim.q <= hi)
+    return np.array(energy), impacts, on_stop
+
+
+@pytest.mark.parametrize('name', ['panda', 'ur5'])
+def test_an_arm_dropped_onto_its_stops_never_gains_energy(name):
+    # RK4: the stops only take energy out (the impacts are inelastic), integration adds < 1e-6 J
+    energy, impacts, _ = dropped(name, 'rk4', 1e-3)
+    assert energy.max() - energy[0] <= 1e-6 + 1e-9 * abs(energy[0])
+    if name == 'panda':          # falls from upright onto its stops; ur5's range is +-2 pi
+        assert impacts > 10 and energy[-1] < energy[0] - 1.0
+    # semi-implicit Euler: its energy error is first order in dt (ur5 swings freely at up to
+    # ~12 rad/s: +1.3 J of 13.9 J at 1 ms); a quarter of the step, a quarter of the error
+    rise = {dt: dropped(name, 'semi_implicit_euler', dt, 2.0)[0].max() - energy[0]
+            for dt in (1e-3, 2.5e-4)}
+    assert rise[1e-3] <= 0.1 * abs(energy[0])
+    assert rise[2.5e-4] <= max(1e-4, 0.35 * rise[1e-3])
+
+
+def test_the_impact_reaches_the_whole_arm_and_restitution_sets_the_rebound():
+    # the 2R arm without gravity, joint 1 driven into its upper limit with joint 2 free
+    model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+    model.gravity = [0.0, 0.0, 0.0]
+    hi = model.position_limits[0, 1]
+    for e in (0.0, 0.5, 1.0):
+        sim = Simulator(model, dt=1e-4, integrator='rk4', q0=[hi - 0.05, 0.3],
+                        qd0=[2.0, 0.0], restitution=e, damping=0.0, friction=0.0)
+        while not np.any(sim.impulse):
+            before = (sim.q.copy(), sim.qd.copy(), total_energy(model, sim.q, sim.qd))
+            sim.step([0.0, 0.0])
+        q, qd, E = before
+        # an impulse on joint 1 only: the generalized momentum of joint 2 is unchanged, so joint
+        # 2's velocity jumps (the old rule zeroed joint 1 and left joint 2 alone)
+        dp = crba(model, q) @ (sim.qd - qd)
+        assert abs(dp[1]) < 0.02 * abs(dp[0]) and sim.impulse[0] < 0 and sim.impulse[1] == 0
+        assert sim.q[0] == hi
+        assert sim.qd[0] == pytest.approx(-e * qd[0], rel=0.02, abs=1e-3)
+        assert abs(sim.qd[1] - qd[1]) > 0.1
+        E_after = total_energy(model, sim.q, sim.qd)
+        if e == 1.0:
+            assert E_after == pytest.approx(E, rel=2e-3)
+        else:
+            assert E_after < E * (1 - 0.1)
+
+
+@pytest.mark.parametrize('name, joint, sign', [('ur5', 1, -1), ('panda', 3, 1)])
+def test_a_joint_pushed_into_its_stop_rests_on_it(name, joint, sign):
+    model = RobotModel.from_urdf(robot_urdf(name))
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    limit = hi[joint] if sign > 0 else lo[joint]
+    q0 = np.clip(np.zeros(model.n), lo, hi)
+    q0[joint] = limit                   # at rest on the stop (an impact test is above)
+    sim = Simulator(model, dt=1e-3, q0=q0)
+    push = np.zeros(model.n)
+    push[joint] = sign * 5.0
+    for _ in range(2000):
+        sim.step(gravity_torques(model, sim.q) + push)
+    others = np.arange(model.n) != joint
+    assert sim.q[joint] == limit and abs(sim.qd[joint]) < 1e-9
+    # the stop takes the push, so the rest of the arm feels nothing: gravity compensation holds
+    # it where it was (before, the push leaked into the other joints through M^-1)
+    assert sim.stop_torque[joint] == pytest.approx(-push[joint], rel=1e-9)
+    assert np.abs(sim.q[others] - q0[others]).max() < 1e-9
+    assert np.abs(sim.qd).max() < 1e-9
+    # and it leaves the stop when pulled away
+    for _ in range(200):
+        sim.step(gravity_torques(model, sim.q) - push)
+    assert sign * (limit - sim.q[joint]) > 0.01 and sim.stop_torque[joint] == 0.0

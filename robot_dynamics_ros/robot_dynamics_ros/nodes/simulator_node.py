@@ -66,6 +66,9 @@ PARAMETERS = {
                 True),
     'friction': ('float[]', [], 'Coulomb friction per joint (empty: the URDF <dynamics friction>)',
                  True),
+    'limit_restitution': (float, 0.0, 'velocity kept (reversed) when a joint hits a position '
+                                      'limit: 0 stops it (inelastic), 1 bounces it back '
+                                      '(elastic)', True),
 }
 INTERFACES = (
     'subscribes: effort_controller/commands (std_msgs/Float64MultiArray, in joints order), '
@@ -133,6 +136,8 @@ class SimulatorNode(Node):
             return f'real_time_factor must be >= 0, got {v["real_time_factor"]}'
         if not v['command_timeout'] > 0:
             return f'command_timeout must be > 0, got {v["command_timeout"]}'
+        if not 0.0 <= v['limit_restitution'] <= 1.0:
+            return f'limit_restitution must be in [0, 1], got {v["limit_restitution"]}'
         return None
 
     def _on_model(self, model, xml, source):
@@ -145,7 +150,8 @@ class SimulatorNode(Node):
                 raise ValueError(f'joints {unknown} are not in the model')
             q0, pose = initial_pose(model, joints, v['initial_positions'])
             sim = Simulator(model, dt=v['timestep'], integrator=v['integrator'],
-                            damping=v['damping'] or None, friction=v['friction'] or None, q0=q0)
+                            damping=v['damping'] or None, friction=v['friction'] or None, q0=q0,
+                            restitution=v['limit_restitution'])
         except ValueError as e:
             self.get_logger().error(f'cannot simulate the model from {source}: {e}')
             return

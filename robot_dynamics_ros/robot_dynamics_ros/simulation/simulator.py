@@ -21,22 +21,27 @@ One ``step(tau)`` advances the state by ``dt``:
 2. viscous damping ``-b qd`` and Coulomb friction with stiction, by the lecture notes' rule:
    a moving joint (|qd| > ``v_eps``) feels ``-fc sgn(qd)``; a joint at rest sticks (friction
    cancels whatever would accelerate it) while the torque needed for that stays within ``fs``,
-   else it slips with ``fc`` against the motion it starts. With several joints at rest the
-   sticking torques are solved together (M^-1 restricted to them), dropping any joint whose
-   torque would exceed its limit. A joint whose velocity friction would reverse within a step
-   stops instead (no chatter);
-3. ``semi_implicit_euler`` (qd += dt qdd; q += dt qd) or ``rk4`` (classic Runge-Kutta on
-   (q, qd); damping inside every stage, Coulomb friction held over the step);
-4. position limits are hard stops: a joint that passes one is put back on it and its velocity
-   into the limit is zeroed (an inelastic stop; documented, not a spring-damper).
+   else it slips with ``fc`` against the motion it starts. A joint whose velocity friction would
+   reverse within a step stops instead (no chatter);
+3. joints resting on a position limit: while the net generalized force pushes such a joint
+   outwards, a constraint torque holds it there (qdd = 0 at that joint, the rest of the arm
+   feels the reaction); it releases when the force pulls it away. Sticking and resting joints
+   are solved together (an active set over M^-1 restricted to them): friction torques within
+   +-fs, stop torques pushing inwards only;
+4. ``semi_implicit_euler`` (qd += dt qdd; q += dt qd) or ``rk4`` (classic Runge-Kutta on
+   (q, qd); damping inside every stage, friction and stop torques held over the step);
+5. impacts: joints that would pass a limit moving outwards get the generalized impulse that
+   stops them, solved jointly (qd += M^-1 S^T lambda with their velocities set to
+   -``restitution`` times the impact velocity, every lambda pushing inwards), so the impact
+   reaches the whole arm and creates no energy; they are placed on the limit.
 
 A NaN/Inf or a velocity above ``max_velocity`` raises ``SimulationDiverged`` and leaves the state
-at its last valid value.
+at its last valid value. A model whose mass matrix is singular is refused at construction.
 """
 import numpy as np
 from numba import njit
 
-from ..dynamics import aba, crba
+from ..dynamics import PRISMATIC, aba, crba
 from ..dynamics.kernels import FDab
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
@@ -48,11 +53,12 @@ class SimulationDiverged(RuntimeError):
 
 @njit(cache=True)
 def _semi_implicit_euler(model, ws, no_f_ext, q, qd, tau, extra, damping, effort, lower, upper,
-                         friction, v_eps, vmax, dt, applied, u, qdd, q_new, qd_new):
+                         friction, v_eps, dt, applied, u, qdd, q_new, qd_new):
     """
     One semi-implicit Euler step in compiled code (the numpy version costs ~2.5x more).
 
-    Returns 0, or 1 + the index of the first joint whose state is NaN/Inf or too fast.
+    Returns 0; -1 when a joint would pass a position limit moving outwards (the impacts are
+    resolved in Python); or 1 + the index of the first joint whose state is NaN/Inf.
     """
     n = q.shape[0]
     for i in range(n):
@@ -65,31 +71,34 @@ def _semi_implicit_euler(model, ws, no_f_ext, q, qd, tau, extra, damping, effort
         if friction[i] > 0 and abs(qd[i]) > v_eps and qd_new[i] * qd[i] < 0:
             qd_new[i] = 0.0
         q_new[i] = q[i] + dt * qd_new[i]
-        if q_new[i] < lower[i]:
-            q_new[i] = lower[i]
-            if qd_new[i] < 0:
-                qd_new[i] = 0.0
-        elif q_new[i] > upper[i]:
-            q_new[i] = upper[i]
-            if qd_new[i] > 0:
-                qd_new[i] = 0.0
+    crossing = 0
     for i in range(n):
-        if not (np.isfinite(q_new[i]) and np.isfinite(qd_new[i])) or abs(qd_new[i]) > vmax[i]:
+        if not (np.isfinite(q_new[i]) and np.isfinite(qd_new[i])):
             return 1 + i
-    return 0
+        if (q_new[i] < lower[i] and qd_new[i] < 0) or (q_new[i] > upper[i] and qd_new[i] > 0):
+            crossing = -1
+    return crossing
 
 
 class Simulator:
 
     def __init__(self, model, *, dt=1e-3, integrator='semi_implicit_euler', damping=None,
                  friction=None, static_friction=None, v_eps=1e-6, max_velocity=None,
-                 q0=None, qd0=None, position_limits=True, effort_limits=True):
+                 q0=None, qd0=None, position_limits=True, effort_limits=True, restitution=0.0):
         if not dt > 0:
             raise ValueError(f'timestep must be > 0, got {dt}')
         if integrator not in INTEGRATORS:
             raise ValueError(f'integrator must be one of {INTEGRATORS}, got "{integrator}"')
+        if not 0.0 <= restitution <= 1.0:
+            raise ValueError(f'restitution must be in [0, 1], got {restitution}')
         n = model.n
+        massless = model.massless_joints
+        if massless:
+            raise ValueError(
+                f'the mass matrix is singular: joint(s) {", ".join(massless)} move no mass or '
+                f'inertia about their axis: forward dynamics is undefined (make them fixed)')
         self.model, self.dt, self.integrator = model, float(dt), integrator
+        self.restitution = float(restitution)
         self.damping = _per_joint(model.damping if damping is None else damping, n, 'damping')
         self.friction = _per_joint(model.friction if friction is None else friction, n, 'friction')
         self.static_friction = (self.friction.copy() if static_friction is None else
@@ -98,7 +107,7 @@ class Simulator:
             raise ValueError('static friction must be at least the Coulomb friction')
         self.v_eps = v_eps
         vlim = model.velocity_limits
-        self.max_velocity = (np.where(np.isfinite(vlim), 10 * vlim, 1e3) if max_velocity is None
+        self.max_velocity = (np.where(np.isfinite(vlim), 100 * vlim, 1e3) if max_velocity is None
                              else _per_joint(max_velocity, n, 'max_velocity'))
         self.lower = model.position_limits[:, 0] if position_limits else np.full(n, -np.inf)
         self.upper = model.position_limits[:, 1] if position_limits else np.full(n, np.inf)
@@ -107,8 +116,10 @@ class Simulator:
         self.qd = np.zeros(n) if qd0 is None else _per_joint(qd0, n, 'initial velocities').copy()
         self.t = 0.0
         self.applied = np.zeros(n)          # the clamped command of the last step
+        self.stop_torque = np.zeros(n)      # N m (N): what the stops exerted in the last step
+        self.impulse = np.zeros(n)          # N m s (N s): the impacts' generalized impulse
         self._frictionless = not np.any(self.static_friction > 0)
-        self._no_friction = np.zeros(n)
+        self._no_torque = np.zeros(n)
         self._u, self._qdd = np.zeros(n), np.zeros(n)
 
     def reset(self, q0, qd0=None):
@@ -117,35 +128,97 @@ class Simulator:
         self.qd = np.zeros(n) if qd0 is None else _per_joint(qd0, n, 'initial velocities').copy()
         self.t = 0.0
 
-    # ---- friction -----------------------------------------------------------------------------
-    def coulomb(self, q, qd, tau):
-        """Coulomb friction torques for the state and the (damped) applied torques."""
-        fc, fs = self.friction, self.static_friction
-        out = np.zeros(self.model.n)
-        if not np.any(fs > 0):
-            return out
-        moving = np.abs(qd) > self.v_eps
-        out[moving] = -fc[moving] * np.sign(qd[moving])
-        resting = np.flatnonzero(~moving & (fs > 0))
-        if resting.size == 0:
-            return out
-        qdd_free = aba(self.model, q, qd, tau + out)
+    # ---- friction and stops -------------------------------------------------------------------
+    def resting_torques(self, q, qd, tau):
+        """
+        Return (friction, stop) torques for the state and the (damped) applied torques ``tau``.
+
+        Moving joints feel -fc sgn(qd). Joints at rest with stiction and joints resting on a
+        limit form an active set whose torques zero their accelerations: a friction torque must
+        stay within +-fs (else the joint slips, with fc against the motion it starts), a stop
+        torque must push inwards (else the stop releases). The worst violation leaves the set
+        first, then the rest is solved again.
+        """
+        n = self.model.n
+        fc, fs, eps = self.friction, self.static_friction, self.v_eps
+        friction, stop = np.zeros(n), np.zeros(n)
+        moving = np.abs(qd) > eps
+        friction[moving] = -fc[moving] * np.sign(qd[moving])
+        at_lower = (q <= self.lower) & (qd <= eps)
+        at_upper = (q >= self.upper) & (qd >= -eps)
+        sticking = ~moving & (fs > 0)
+        candidates = np.flatnonzero(sticking | at_lower | at_upper)
+        if candidates.size == 0:
+            return friction, stop
+        # the torque interval of each candidate: stiction +-fs, a stop pushes inwards only
+        lo = np.where(sticking, -fs, 0.0)
+        hi = np.where(sticking, fs, 0.0)
+        hi[at_lower] = np.inf
+        lo[at_upper] = -np.inf
+        qdd_free = aba(self.model, q, qd, tau + friction)
         Minv = np.linalg.inv(crba(self.model, q))
-        stick = list(resting)
-        while stick:
-            S = np.array(stick)
-            # friction on the sticking joints that zeroes their accelerations
-            f = np.linalg.solve(Minv[np.ix_(S, S)], -qdd_free[S])
-            over = np.abs(f) > fs[S]
-            if not over.any():
-                out[S] = f
+        active = list(candidates)
+        while active:
+            S = np.array(active)
+            lam = np.linalg.solve(Minv[np.ix_(S, S)], -qdd_free[S])
+            excess = np.maximum(lo[S] - lam, lam - hi[S])
+            scale = np.maximum(np.where(sticking[S], fs[S], np.abs(lam)), 1e-300)
+            if not np.any(excess > 1e-12 * np.maximum(1.0, np.abs(lam))):
+                # a stop takes the inward part of the torque, friction the rest
+                stop[S] = np.where(at_lower[S], np.maximum(lam, 0.0),
+                                   np.where(at_upper[S], np.minimum(lam, 0.0), 0.0))
+                friction[S] = lam - stop[S]
                 break
-            worst = int(np.argmax(np.abs(f) / np.maximum(fs[S], 1e-300)))
-            j = S[worst]
-            out[j] = -fc[j] * np.sign(qdd_free[j])     # slips against the motion it starts
-            stick.remove(j)
-            qdd_free = aba(self.model, q, qd, tau + out)
-        return out
+            j = S[int(np.argmax(excess / scale))]
+            active.remove(j)
+            if sticking[j]:
+                # slips: kinetic friction against the motion it starts (when the stop, if any,
+                # does not take the push)
+                direction = qdd_free[j]
+                if (at_lower[j] and direction < 0) or (at_upper[j] and direction > 0):
+                    continue
+                friction[j] = -fc[j] * np.sign(direction)
+                qdd_free = aba(self.model, q, qd, tau + friction)
+        return friction, stop
+
+    def _impacts(self, q, qd_new):
+        """
+        Return (velocities after the impacts, impulse, joints hit, which hit their lower limit).
+
+        The joints that would pass a limit moving outwards get the generalized impulse
+        M^-1 S^T lambda that sets their velocities to -restitution times their impact velocity,
+        solved jointly; an impulse that would pull a joint outwards is dropped, and joints that
+        the impulse sends through their own limit join the set.
+        """
+        dt, e = self.dt, self.restitution
+        lower, upper = self.lower, self.upper
+
+        def outwards(v):
+            trial = q + dt * v
+            return ((trial < lower) & (v < 0)) | ((trial > upper) & (v > 0))
+        hit = set(np.flatnonzero(outwards(qd_new)).tolist())
+        Minv = np.linalg.inv(crba(self.model, q))
+        v, impulse = qd_new.copy(), np.zeros(self.model.n)
+        is_lower = (q + dt * qd_new < lower) | (q <= lower)
+        for _ in range(4 * self.model.n + 4):
+            if not hit:
+                v, impulse = qd_new.copy(), np.zeros(self.model.n)
+                break
+            S = np.array(sorted(hit))
+            lam = np.linalg.solve(Minv[np.ix_(S, S)], -(1.0 + e) * qd_new[S])
+            pulling = np.where(is_lower[S], lam < 0, lam > 0)
+            if pulling.any():
+                hit.discard(int(S[int(np.argmax(np.abs(lam) * pulling))]))
+                continue
+            impulse = np.zeros(self.model.n)
+            impulse[S] = lam
+            v = qd_new + Minv[:, S] @ lam
+            more = set(np.flatnonzero(outwards(v)).tolist()) - hit
+            if not more:
+                break
+            hit |= more
+            is_lower |= q + dt * v < lower
+        return v, impulse, np.array(sorted(hit), dtype=int), is_lower
 
     # ---- stepping -----------------------------------------------------------------------------
     def acceleration(self, q, qd, tau):
@@ -155,23 +228,23 @@ class Simulator:
         """Advance by dt with joint torques ``tau`` (model order); returns (q, qd)."""
         tau = np.asarray(tau, dtype=float)
         q, qd, dt = self.q, self.qd, self.dt
+        clamped = np.clip(tau, -self.effort, self.effort)
+        resting = (np.any(q <= self.lower) or np.any(q >= self.upper))
+        if self._frictionless and not resting:
+            friction, stop = self._no_torque, self._no_torque
+        else:
+            friction, stop = self.resting_torques(q, qd, clamped - self.damping * qd)
         if self.integrator == 'semi_implicit_euler':
-            f = self._no_friction if self._frictionless else self.coulomb(
-                q, qd, np.clip(tau, -self.effort, self.effort) - self.damping * qd)
             m, n = self.model, self.model.n
             q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
-            bad = _semi_implicit_euler(m._model, m._ws, m._no_f_ext, q, qd, tau, f, self.damping,
-                                       self.effort, self.lower, self.upper, self.friction,
-                                       self.v_eps, self.max_velocity, dt, applied, self._u,
-                                       self._qdd, q_new, qd_new)
-            if bad:
-                self._diverged(bad - 1, q_new, qd_new)
-            self.applied = applied
+            status = _semi_implicit_euler(m._model, m._ws, m._no_f_ext, q, qd, tau,
+                                          friction + stop, self.damping, self.effort,
+                                          self.lower, self.upper, self.friction, self.v_eps, dt,
+                                          applied, self._u, self._qdd, q_new, qd_new)
+            if status > 0:
+                self._diverged(status - 1, q_new, qd_new)
         else:
-            tau = np.clip(tau, -self.effort, self.effort)
-            self.applied = tau
-            f = self.coulomb(q, qd, tau - self.damping * qd)
-            u = tau + f
+            u = clamped + friction + stop
             k1v, k1a = qd, self.acceleration(q, qd, u)
             k2v = qd + 0.5 * dt * k1a
             k2a = self.acceleration(q + 0.5 * dt * k1v, k2v, u)
@@ -184,25 +257,40 @@ class Simulator:
             reversed_ = ((self.friction > 0) & (np.abs(qd) > self.v_eps)
                          & (qd_new * qd < 0))
             qd_new[reversed_] = 0.0
-            below, above = q_new < self.lower, q_new > self.upper
+            applied = clamped
+        held = stop != 0.0                  # resting on a stop: qdd = 0 there, up to rounding
+        if held.any():
+            q_new[held], qd_new[held] = q[held], 0.0
+        impulse = self._no_torque
+        if np.any(((q_new < self.lower) & (qd_new < 0)) | ((q_new > self.upper) & (qd_new > 0))):
+            qd_new, impulse, hit, is_lower = self._impacts(q, qd_new)
+            if self.integrator == 'semi_implicit_euler':
+                q_new = q + dt * qd_new
+            q_new[hit] = np.where(is_lower[hit], self.lower[hit], self.upper[hit])
+        # whatever still lies beyond a limit (rounding, RK4's positions) is put back on it
+        below, above = q_new < self.lower, q_new > self.upper
+        if below.any() or above.any():
             q_new = np.clip(q_new, self.lower, self.upper)
             qd_new[below & (qd_new < 0)] = 0.0
             qd_new[above & (qd_new > 0)] = 0.0
-            bad = np.flatnonzero(~np.isfinite(q_new) | ~np.isfinite(qd_new)
-                                 | (np.abs(qd_new) > self.max_velocity))
-            if bad.size:
-                self._diverged(int(bad[0]), q_new, qd_new)
-        self.q, self.qd = q_new, qd_new
+        bad = np.flatnonzero(~np.isfinite(q_new) | ~np.isfinite(qd_new)
+                             | (np.abs(qd_new) > self.max_velocity))
+        if bad.size:
+            self._diverged(int(bad[0]), q_new, qd_new)
+        self.q, self.qd, self.applied = q_new, qd_new, applied
+        self.stop_torque, self.impulse = stop, impulse
         self.t += dt
         return self.q, self.qd
 
     def _diverged(self, j, q_new, qd_new):
         name = self.model.joint_names[j]
+        unit = 'm/s' if self.model.jtype[j] == PRISMATIC else 'rad/s'
         if not (np.isfinite(q_new[j]) and np.isfinite(qd_new[j])):
             raise SimulationDiverged(f'the state of joint {name} became NaN/Inf at '
                                      f't = {self.t:.4f} s')
-        raise SimulationDiverged(f'joint {name} reached {qd_new[j]:.3g} (> '
-                                 f'{self.max_velocity[j]:.3g}) at t = {self.t:.4f} s')
+        raise SimulationDiverged(f'joint {name} reached a velocity of {qd_new[j]:.3g} {unit} '
+                                 f'(limit for the simulation {self.max_velocity[j]:.3g} {unit}, '
+                                 f'100x the URDF velocity limit) at t = {self.t:.4f} s')
 
 
 def initial_pose(model, joints, initial_positions=()):
