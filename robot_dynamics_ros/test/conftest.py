@@ -15,6 +15,8 @@
 """Shared fixtures: example-robot-data URDFs, the Pinocchio oracle, DDS kept on this machine."""
 import os
 import random
+import shutil
+import sys
 import sysconfig
 
 import pytest
@@ -58,3 +60,21 @@ def robot_urdf(name):
     path = os.path.join(erd_root(), ROBOTS[name])
     with open(path, encoding='utf-8') as f:
         return f.read()
+
+
+def executable(name):
+    """
+    Return the path of an installed executable of this package.
+
+    Where `ros2 run` looks (``lib/robot_dynamics_ros`` of the package's prefix: a colcon install,
+    or the venv dev.sh links them into), else next to this Python (a plain pip install).
+    """
+    try:
+        from ament_index_python.packages import get_package_prefix
+        lib = os.path.join(get_package_prefix('robot_dynamics_ros'), 'lib', 'robot_dynamics_ros')
+    except (ImportError, LookupError, OSError):
+        lib = None
+    exe = (lib and shutil.which(name, path=lib)) or shutil.which(
+        name, path=os.path.dirname(sys.executable))
+    assert exe, f'{name} is neither in {lib} nor next to {sys.executable}'
+    return exe

@@ -18,9 +18,7 @@ Drive a node of this package in its own process over real rclpy topics and servi
 The environment (conftest.py) keeps DDS on loopback and on a domain private to the session.
 """
 import os
-import shutil
 import subprocess
-import sys
 import time
 
 import numpy as np
@@ -34,14 +32,10 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS
 
+from conftest import executable  # noqa: F401 (tests import it from here too)
+
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # robot_dynamics_ros/
 CONFIG = os.path.join(PACKAGE, 'config')
-
-
-def executable(name):
-    exe = shutil.which(name, path=os.path.dirname(sys.executable))
-    assert exe, f'console script {name} is not installed next to {sys.executable}'
-    return exe
 
 
 class NodeProcess:

@@ -14,18 +14,15 @@
 
 """The `robot-dynamics` console script, as installed."""
 import os
-import shutil
 import subprocess
-import sys
 
 import pytest
 
+from conftest import executable
+
 
 def cli():
-    exe = shutil.which('robot-dynamics', path=os.path.dirname(sys.executable))
-    if exe is None:
-        pytest.fail('the robot-dynamics console script is not installed next to this Python')
-    return exe
+    return executable('robot-dynamics')
 
 
 def run(*args):

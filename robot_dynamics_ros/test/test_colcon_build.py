@@ -19,9 +19,12 @@ Both packages are found and built, and the installed layout is what `ros2 run` a
 need.
 """
 import os
+import re
 import shutil
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -80,3 +83,42 @@ def test_colcon_builds_both_packages_with_the_installed_layout(tmp_path, extra):
     r = subprocess.run([str(lib / 'feedforward_node'), '--help'], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith('usage: feedforward_node'), r.stderr
+    if not extra:
+        launch_from_the_install(install, tmp_path)
+
+
+def launch_from_the_install(install, tmp_path):
+    """`source install/setup.bash` and `ros2 launch` the simulation from it, then Ctrl-C."""
+    if shutil.which('ros2', path=os.path.dirname(sys.executable)) is None:
+        return                      # no launch system here (test_ros2_launch.py says why)
+    log_path = tmp_path / 'launch.log'
+    with open(log_path, 'w') as log:
+        proc = subprocess.Popen(
+            ['bash', '-c', f'source {install}/setup.bash && '
+                           f'exec ros2 launch robot_dynamics_ros simulation.launch.py'],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+            env=dict(os.environ, PATH=os.path.dirname(sys.executable) + os.pathsep +
+                     os.environ['PATH']))
+        try:
+            deadline = time.monotonic() + 60
+            while time.monotonic() < deadline and 'releasing the brakes' not in \
+                    log_path.read_text():
+                time.sleep(0.1)
+            # the nodes run from the workspace's install, not from the venv
+            pids = re.findall(r'\[(\w+)-\d\]: process started with pid \[(\d+)\]',
+                              log_path.read_text())
+            cmdlines = {name: open(f'/proc/{pid}/cmdline').read().replace('\0', ' ')
+                        for name, pid in pids}
+        finally:
+            os.killpg(proc.pid, signal.SIGINT)
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+    out = log_path.read_text()
+    assert 'releasing the brakes' in out, out
+    lib = os.path.join(str(install), 'robot_dynamics_ros', 'lib', 'robot_dynamics_ros')
+    assert sorted(cmdlines) == ['feedforward_node', 'simulator_node'], (cmdlines, out)
+    assert all(f'{lib}/{name}' in cmd for name, cmd in cmdlines.items()), cmdlines
+    assert out.count('process has finished cleanly') == 2 and 'Traceback' not in out, out

@@ -123,3 +123,30 @@ def test_changed_gravity_matches_pinocchio(robot):
     q = random_states(m, np.random.default_rng(3), 1)[0][0]
     assert_rel(gravity_torques(m, q), pin_.gravity(q), f'{name} gravity (1, -2, -3)')
     assert model.gravity.tolist() == [0.0, 0.0, -9.81]
+
+
+@pytest.mark.parametrize('name', ['panda', 'ur5', 'talos_left_arm'])
+def test_armature_matches_pinocchio(name):
+    """Rotor inertia on the mass matrix diagonal: rnea, crba and aba as Pinocchio's armature."""
+    xml = robot_urdf(name)
+    rng = np.random.default_rng(7)
+    model = RobotModel.from_urdf(xml)
+    armature = rng.uniform(0.01, 0.5, model.n)
+    with_rotors = model.with_armature(armature)
+    oracle = Oracle(xml, with_rotors)
+    oracle.pm.armature = oracle.v(armature)
+    oracle.pd = oracle.pm.createData()
+    Q, QD, QDD = random_states(model, rng, 5)
+    for q, qd, qdd in zip(Q, QD, QDD):
+        assert_rel(rnea(with_rotors, q, qd, qdd), oracle.rnea(q, qd, qdd), f'{name} rnea')
+        assert_rel(crba(with_rotors, q), oracle.crba(q), f'{name} crba')
+        tau = rng.normal(size=model.n) * 10
+        assert_rel(aba(with_rotors, q, qd, tau), oracle.aba(q, qd, tau), f'{name} aba')
+        # gravity and bias do not see it; the difference to the plain model is diag(a) qdd
+        assert_rel(gravity_torques(with_rotors, q), gravity_torques(model, q), 'gravity')
+        assert_rel(rnea(with_rotors, q, qd, qdd) - rnea(model, q, qd, qdd), armature * qdd,
+                   'armature torque')
+    with pytest.raises(ValueError, match='armature'):
+        model.with_armature([-1.0] * model.n)
+    with pytest.raises(ValueError, match='armature'):
+        model.with_armature([0.1, 0.2])

@@ -337,6 +337,61 @@ def test_the_simulator_takes_the_ros2_control_command_order(ros, tmp_path):
         proc.stop()
 
 
+FLANGE = '''  <joint name="flange_joint" type="revolute">
+    <parent link="link2"/><child link="flange"/><origin xyz="1 0 0"/><axis xyz="0 0 1"/>
+    <limit lower="-3" upper="3" effort="5" velocity="2"/>
+  </joint>
+  <link name="flange"/>
+</robot>'''
+
+
+def test_a_joint_that_moves_no_mass_is_refused_by_the_simulator_unless_it_has_armature(
+        ros, tmp_path):
+    """
+    A tool flange declared revolute with nothing on it: the mass matrix is singular.
+
+    The simulator refuses the model at load naming the joint and the armature parameter (it used
+    to die in its integration thread); with an armature it simulates, and the flange's rotor
+    accelerates by torque / armature.
+    """
+    with open(example_urdf('planar_2r'), encoding='utf-8') as f:
+        xml = f.read().replace('</robot>', FLANGE)
+    urdf = tmp_path / 'flange.urdf'
+    urdf.write_text(xml)
+    proc = NodeProcess('simulator_node', ['-r', '__ns:=/flange', '-p', f'urdf_file:={urdf}',
+                                          '-p', 'joints:=[joint1, joint2, flange_joint]'],
+                       tmp_path / 'flange.log')
+    try:
+        assert proc.wait_log('cannot simulate the model', 20), proc.log()
+        assert 'flange_joint' in proc.log() and 'armature' in proc.log() and proc.alive()
+    finally:
+        proc.stop()
+    proc = NodeProcess('simulator_node', ['-r', '__ns:=/flange', '-p', f'urdf_file:={urdf}',
+                                          '-p', 'joints:=[joint1, joint2, flange_joint]',
+                                          '-p', 'armature:=[0.0, 0.0, 0.01]',
+                                          '-p', 'hold_until_command:=false'],
+                       tmp_path / 'flange2.log')
+    node = rclpy.create_node('flange_peer', namespace='/flange')
+    states = []
+    node.create_subscription(JointState, 'joint_states', states.append, 10)
+    pub = node.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+    model = RobotModel.from_urdf(xml)
+    try:
+        assert proc.wait_log('simulating', 20), proc.log()
+        end = time.monotonic() + 10
+        while time.monotonic() < end and (len(states) < 50 or states[-1].velocity[2] < 1.0):
+            q = np.array(states[-1].position) if states else np.zeros(3)
+            tau = gravity_torques(model, q)
+            tau[2] = 0.01                       # 1 rad/s^2 on a 0.01 kg m^2 rotor
+            pub.publish(Float64MultiArray(data=tau.tolist()))
+            rclpy.spin_once(node, timeout_sec=0.01)
+        assert states and states[-1].velocity[2] >= 1.0, proc.log()
+        assert 'simulation stopped' not in proc.log()
+    finally:
+        node.destroy_node()
+        proc.stop()
+
+
 def test_slow_joint_states_get_one_warning_naming_the_rate_and_parameter(ros, tmp_path):
     proc, peer = start(tmp_path, 'slow', 'slow')         # state_timeout 0.1 s
     try:
@@ -393,3 +448,28 @@ def test_ctrl_c_twice_exits_cleanly(tmp_path, name):
         out, _ = proc.communicate(timeout=60)
         assert proc.returncode == 0, out
         assert 'Traceback' not in out and 'KeyboardInterrupt' not in out, out
+
+
+def test_the_controller_computes_with_the_armature(ros, tmp_path):
+    """armature:=[...] adds the rotor inertias to the mass matrix the controller computes with."""
+    from robot_dynamics_msgs.srv import InverseDynamics
+    from robot_dynamics_ros.dynamics import rnea
+    proc, peer = start(tmp_path, 'arm_rotor', 'rotor', '-p', 'armature:=[0.1, 0.2]')
+    try:
+        with open(example_urdf('planar_2r'), encoding='utf-8') as f:
+            xml = f.read()
+        peer.publish_description(xml)
+        assert proc.wait_log('model "planar_2r"', 20), proc.log()
+        client = peer.node.create_client(InverseDynamics,
+                                         '/rotor/inverse_dynamics_controller/inverse_dynamics')
+        q, qd, qdd = [0.3, -0.2], [0.5, 1.0], [1.0, -2.0]
+        answer = peer.call(client, InverseDynamics.Request(
+            name=['joint1', 'joint2'], position=q, velocity=qd, acceleration=qdd))
+        assert answer.success, answer.message
+        model = RobotModel.from_urdf(xml)
+        np.testing.assert_allclose(answer.effort, rnea(model.with_armature([0.1, 0.2]), q, qd,
+                                                       qdd), atol=1e-9)
+        np.testing.assert_allclose(np.array(answer.effort) - rnea(model, q, qd, qdd),
+                                   [0.1 * 1.0, 0.2 * -2.0], atol=1e-9)
+    finally:
+        stop(proc, peer)

@@ -100,8 +100,11 @@ class Controller:
 
     def __init__(self, model, *, joints=(), mode='gravity', kp=(100.0,), kd=(20.0,),
                  hardware_compensates_gravity=False, effort_limits=None, default_positions=None,
-                 payload=None):
-        self.base_model = model
+                 payload=None, armature=None):
+        # the rotor inertias (armature) are part of the arm: with the payload on top
+        self.base_model = model if armature is None or len(armature) == 0 else \
+            model.with_armature(armature)
+        model = self.base_model
         joints = tuple(joints) or default_joints(model)[0]
         unknown = [j for j in joints if j not in model.joint_names]
         if unknown:

@@ -19,7 +19,8 @@ Each algorithm is one function whose loops are the textbook recursion with the t
 A kernel gets two arrays besides the state, so that calling it from Python costs little:
 
 - ``model``: one flat, read-only float64 buffer holding ``parent`` (-1 for the fixed base) and
-  ``jtype`` (as floats), ``S``, ``Xtree``, ``axis``, the inertias ``I`` and ``a_grav``; ``_model``
+  ``jtype`` (as floats), ``S``, ``Xtree``, ``axis``, the inertias ``I``, the ``armature`` (rotor
+  inertia reflected to each joint, added to the mass matrix diagonal) and ``a_grav``; ``_model``
   unpacks it into contiguous views.
 - ``ws``: one flat float64 workspace; ``_ws_rnea``/``_ws_aba`` unpack it (``Xup``, ``v``, ``a``,
   ``f``, ``IA``, ``pA``, ``U``, ``c``, ``d``, ``u``, scratch). The kernels allocate nothing.
@@ -39,13 +40,13 @@ from .spatial import (XTforce_add, XTIX_add, Xmotion, congruence_add, crf_add, c
 
 # ---- the packed layouts -------------------------------------------------------------------------
 # model buffer: parent, jtype (2,n) | S (n,6) | Xtree (n,4,3) = [E; r] | axis (n,3)
-#               | I (n,4,4) = [Ibar h; h^T m] | a_grav (6)
+#               | I (n,4,4) = [Ibar h; h^T m] | armature (n) | a_grav (6)
 # workspace:    Xup (n,4,3) | v, a, f (n,6) | t (2,6) | IA (n,6,6) | pA, U, c (n,6) | du (n,2)
 #               | X (n,6,6) | T (6,6)
 _WS_PER_BODY = 12 + 18 + 36 + 18 + 2 + 36
 
 
-def pack_model(parent, jtype, S, Etree, rtree, axis, mass, h, Ibar, a_grav):
+def pack_model(parent, jtype, S, Etree, rtree, axis, mass, h, Ibar, armature, a_grav):
     """Pack the flat model buffer the kernels read (see ``_model``)."""
     n = len(S)
     Xtree = np.zeros((n, 4, 3))
@@ -57,7 +58,7 @@ def pack_model(parent, jtype, S, Etree, rtree, axis, mass, h, Ibar, a_grav):
     I[:, 3, :3] = h
     I[:, 3, 3] = mass
     parts = [np.ascontiguousarray(x, dtype=np.float64).ravel()
-             for x in (parent, jtype, S, Xtree, axis, I, a_grav)]
+             for x in (parent, jtype, S, Xtree, axis, I, armature, a_grav)]
     return np.concatenate(parts)
 
 
@@ -99,18 +100,19 @@ def _view(typingctx, buf, offset, shape):
 
 @njit(cache=True, inline='always')
 def _nbodies(model):
-    return (model.shape[0] - 6) // (2 + 6 + 12 + 3 + 16)
+    return (model.shape[0] - 6) // (2 + 6 + 12 + 3 + 16 + 1)
 
 
 @njit(cache=True, inline='always')
 def _model(model, n):
-    """parent, jtype, S, Xtree, axis, I, a_grav: views into the packed model."""
+    """parent, jtype, S, Xtree, axis, I, armature, a_grav: views into the packed model."""
     pj = _view(model, 0, (2, n))
     S = _view(model, 2 * n, (n, 6))
     Xtree = _view(model, 8 * n, (n, 4, 3))
     axis = _view(model, 20 * n, (n, 3))
     I = _view(model, 23 * n, (n, 4, 4))  # noqa: E741
-    return pj[0], pj[1], S, Xtree, axis, I, _view(model, 39 * n, (6,))
+    armature, a_grav = _view(model, 39 * n, (n,)), _view(model, 40 * n, (6,))
+    return pj[0], pj[1], S, Xtree, axis, I, armature, a_grav
 
 
 @njit(cache=True, inline='always')
@@ -141,7 +143,7 @@ def _ws_aba(ws, n):
 def ID(model, ws, q, qd, qdd, f_ext, tau):
     """Compute inverse dynamics tau by the recursive Newton-Euler algorithm (``ID.m``)."""
     n = tau.shape[0]
-    parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
+    parent, jtype, S, Xtree, axis, I, armature, a_grav = _model(model, n)
     Xup, v, a, f, t = _ws_rnea(ws, n)
     for k in range(6):
         t[0, k] = -a_grav[k]
@@ -174,6 +176,8 @@ def ID(model, ws, q, qd, qdd, f_ext, tau):
                 f[i, k] -= f_ext[i, k]
     for i in range(n - 1, -1, -1):
         tau[i] = dot6(S[i], f[i])
+        if qdd is not None:
+            tau[i] += armature[i] * qdd[i]                              # the rotor's inertia
         p = int(parent[i])
         if p >= 0:
             XTforce_add(f[p], Xup[i], f[i])                             # f[p] += Xup[i]^T f[i]
@@ -183,7 +187,7 @@ def ID(model, ws, q, qd, qdd, f_ext, tau):
 def HandC_H(model, ws, q, H):
     """H(q), the joint-space mass matrix, by the composite-rigid-body algorithm (``HandC.m``)."""
     n = H.shape[0]
-    parent, jtype, S, Xtree, axis, I, _ = _model(model, n)
+    parent, jtype, S, Xtree, axis, I, armature, _ = _model(model, n)
     Xup, _, _, fh, t = _ws_rnea(ws, n)
     IC = _view(ws, 30 * n + 12, (n, 4, 4))     # composite inertias, [Ibar h; h^T m] like I
     for i in range(n):
@@ -197,7 +201,7 @@ def HandC_H(model, ws, q, H):
             XTIX_add(IC[p], Xup[i], IC[i])                              # IC[p] += Xup^T IC Xup
     for i in range(n):
         Imul(fh[i], IC[i], S[i])                                        # fh = IC[i] S[i]
-        H[i, i] = dot6(S[i], fh[i])
+        H[i, i] = dot6(S[i], fh[i]) + armature[i]
         j = i
         while parent[j] >= 0:
             for k in range(6):
@@ -219,7 +223,7 @@ def FDab(model, ws, q, qd, tau, f_ext, qdd):
     the mass matrix is singular and its qdd is NaN); ``ws`` then holds every joint's d.
     """
     n = qdd.shape[0]
-    parent, jtype, S, Xtree, axis, I, a_grav = _model(model, n)
+    parent, jtype, S, Xtree, axis, I, armature, a_grav = _model(model, n)
     Xup, v, a, _, t = _ws_rnea(ws, n)
     IA, pA, U, c, du, X, T = _ws_aba(ws, n)
     for i in range(n):
@@ -248,7 +252,7 @@ def FDab(model, ws, q, qd, tau, f_ext, qdd):
     singular = 0
     for i in range(n - 1, -1, -1):
         matvec6(U[i], IA[i], S[i])                                      # U = IA S
-        d = du[i, 0] = dot6(S[i], U[i])
+        d = du[i, 0] = dot6(S[i], U[i]) + armature[i]
         u = du[i, 1] = tau[i] - dot6(S[i], pA[i])
         if not d > 0.0:
             singular = i + 1        # nothing to pass on to the parent (U is zero, too)

@@ -152,6 +152,19 @@ def _link_inertia(link, warnings):
     return m, pc, Rc @ Ic @ Rc.T
 
 
+def _armature(armature, n):
+    """Return the armature as n values >= 0 (ValueError naming what is wrong)."""
+    if armature is None:
+        return np.zeros(n)
+    a = np.asarray(armature, dtype=float).ravel()
+    if a.size == 1:
+        a = np.full(n, a[0])
+    if a.size != n or not np.all(np.isfinite(a)) or np.any(a < 0):
+        raise ValueError(f'armature needs one value or {n} values, each finite and >= 0, got '
+                         f'{np.asarray(armature).tolist()}')
+    return a
+
+
 class RobotModel:
     """A fixed-base kinematic tree. Build it with ``from_urdf`` or ``from_urdf_file``."""
 
@@ -159,7 +172,7 @@ class RobotModel:
                  I, link_body, link_X,  # noqa: E741 (Featherstone's I)
                  position_limits, velocity_limits, effort_limits, damping, friction,
                  gravity=(0.0, 0.0, -9.81), root_link='', ros2_control=None, mimic=None,
-                 warnings=(), urdf_joints=None, link_masses=None):
+                 warnings=(), urdf_joints=None, link_masses=None, armature=None):
         self.name = name
         self.root_link = root_link
         # what the description's <ros2_control> blocks say (joint order, initial values)
@@ -194,6 +207,9 @@ class RobotModel:
         self.effort_limits = _frozen(np.asarray(effort_limits, dtype=float).reshape(n))
         self.damping = _frozen(np.asarray(damping, dtype=float).reshape(n))
         self.friction = _frozen(np.asarray(friction, dtype=float).reshape(n))
+        # rotor inertia reflected to each joint (kg m^2, or kg for prismatic), added to the mass
+        # matrix diagonal as MuJoCo and Drake do; URDF has no field for it (with_armature)
+        self.armature = _frozen(_armature(armature, n))
         self._index = {name: i for i, name in enumerate(self.joint_names)}
 
         # Xtree as (E, r) and I as (m, h = m c, Ibar): what the compiled kernels read, packed
@@ -207,7 +223,7 @@ class RobotModel:
         self.h = _frozen(np.stack([I[:, 2, 4], I[:, 0, 5], I[:, 1, 3]], axis=1))
         self._model = kernels.pack_model(self.parent, self.jtype, self.S, self.Xtree_E,
                                          self.Xtree_r, self.axis, self.mass, self.h,
-                                         I[:, :3, :3], np.zeros(6))
+                                         I[:, :3, :3], self.armature, np.zeros(6))
         self._ws = kernels.workspace(n)
         self._zeros = np.zeros(n)               # qdd of bias_torques
         self._no_f_ext = np.zeros((n, 6))       # f_ext when there is none
@@ -286,7 +302,24 @@ class RobotModel:
                           damping=self.damping, friction=self.friction, gravity=self._gravity,
                           root_link=self.root_link, ros2_control=self.ros2_control,
                           mimic=self.mimic, warnings=self.warnings, urdf_joints=self.urdf_joints,
-                          link_masses=self.link_masses)
+                          link_masses=self.link_masses, armature=self.armature)
+
+    def with_armature(self, armature):
+        """
+        Return a new model with rotor inertias ``armature`` added to the mass matrix diagonal.
+
+        One value for every joint or one per joint (kg m^2 for revolute joints, kg for prismatic
+        ones), >= 0: what a geared motor adds (its rotor inertia times the gear ratio squared).
+        """
+        return RobotModel(name=self.name, joint_names=self.joint_names, parent=self.parent,
+                          jtype=self.jtype, axis=self.axis, Xtree=self.Xtree, I=self.I,
+                          link_body=self._link_body, link_X=self._link_X,
+                          position_limits=self.position_limits,
+                          velocity_limits=self.velocity_limits, effort_limits=self.effort_limits,
+                          damping=self.damping, friction=self.friction, gravity=self._gravity,
+                          root_link=self.root_link, ros2_control=self.ros2_control,
+                          mimic=self.mimic, warnings=self.warnings, urdf_joints=self.urdf_joints,
+                          link_masses=self.link_masses, armature=armature)
 
     @property
     def massless_joints(self):

@@ -72,6 +72,9 @@ PARAMETERS = {
                     False),
     'payload.inertia': ('float[]', [0.0] * 6, 'payload inertia about its CoM: ixx ixy ixz iyy '
                                               'iyz izz (kg m^2)', False),
+    'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
+                                'diagonal: one for all or one per model joint (kg m^2; kg for '
+                                'prismatic joints; empty: none)', True),
 }
 DYNAMIC_PREFIXES = ('default_positions.', 'effort_limits.')
 INTERFACES = (
@@ -158,7 +161,7 @@ class FeedforwardNode(Node):
             return Controller(model, joints=joints, mode=v['mode'], kp=v['kp'], kd=v['kd'],
                               hardware_compensates_gravity=v['hardware_compensates_gravity'],
                               effort_limits=limits, default_positions=defaults,
-                              payload=self._payload(v))
+                              payload=self._payload(v), armature=v['armature'] or None)
         except KeyError as e:
             raise ValueError(str(e).strip('"')) from None
 
@@ -200,10 +203,13 @@ class FeedforwardNode(Node):
         self.model_time = time.monotonic()
         why = ('the joints parameter' if self.values['joints']
                else default_joints(model)[1])
+        v = self.values
         log.info(f'model "{model.name}" from {source}: {model.n} joints; command order '
                  f'{list(ctrl.joints)} ({why})' + (
-                     f'; payload {self.values["payload.mass"]} kg on '
-                     f'{self.values["payload.link"]}' if ctrl.model is not model else ''))
+                     f'; payload {v["payload.mass"]} kg on {v["payload.link"]}'
+                     if v['payload.link'] and v['payload.mass'] > 0 else '') + (
+                     f'; armature {ctrl.base_model.armature.tolist()} (kg m^2 or kg)'
+                     if v['armature'] else ''))
 
     @staticmethod
     def _payload(v):

@@ -66,6 +66,9 @@ PARAMETERS = {
                 True),
     'friction': ('float[]', [], 'Coulomb friction per joint (empty: the URDF <dynamics friction>)',
                  True),
+    'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
+                                'diagonal: one for all or one per model joint (kg m^2; kg for '
+                                'prismatic joints; empty: none)', True),
     'limit_restitution': (float, 0.0, 'velocity kept (reversed) when a joint hits a position '
                                       'limit: 0 stops it (inelastic), 1 bounces it back '
                                       '(elastic)', True),
@@ -148,6 +151,8 @@ class SimulatorNode(Node):
             unknown = [j for j in joints if j not in model.joint_names]
             if unknown:
                 raise ValueError(f'joints {unknown} are not in the model')
+            if v['armature']:
+                model = model.with_armature(v['armature'])
             q0, pose = initial_pose(model, joints, v['initial_positions'])
             sim = Simulator(model, dt=v['timestep'], integrator=v['integrator'],
                             damping=v['damping'] or None, friction=v['friction'] or None, q0=q0,
@@ -165,7 +170,8 @@ class SimulatorNode(Node):
             f'simulating "{model.name}" ({model.n} joints) from {source}: dt {v["timestep"]} s, '
             f'{v["integrator"]}, joint_states at {v["publish_rate"]} Hz, real-time factor '
             f'{v["real_time_factor"] or "max"}; command order {list(joints)} ({why}); '
-            f'initial pose {np.round(q0, 4).tolist()} ({pose})')
+            f'initial pose {np.round(q0, 4).tolist()} ({pose})' + (
+                f'; armature {model.armature.tolist()} (kg m^2 or kg)' if v['armature'] else ''))
         if v['hold_until_command']:
             self.get_logger().info(
                 f'holding the initial pose (brakes engaged) until the first effort command on '

@@ -96,7 +96,9 @@ class Simulator:
         if massless:
             raise ValueError(
                 f'the mass matrix is singular: joint(s) {", ".join(massless)} move no mass or '
-                f'inertia about their axis: forward dynamics is undefined (make them fixed)')
+                f'inertia about their axis, so forward dynamics is undefined: give them an '
+                f'armature (rotor inertia; the simulator\'s armature parameter) or make them '
+                f'fixed')
         self.model, self.dt, self.integrator = model, float(dt), integrator
         self.restitution = float(restitution)
         self.damping = _per_joint(model.damping if damping is None else damping, n, 'damping')
