@@ -42,12 +42,17 @@ def build(tmp_path, *extra):
     ws = tmp_path / 'ws'
     (ws / 'src').mkdir(parents=True)
     # the repository as a user clones it into src/ (tracked files only, no venv or build output)
-    files = subprocess.run(['git', 'ls-files'], cwd=REPO, capture_output=True, text=True,
-                           check=True).stdout.split()
-    for f in files:
-        dst = ws / 'src' / 'robot_dynamics_ros' / f
-        dst.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(os.path.join(REPO, f), dst)
+    git = subprocess.run(['git', 'ls-files'], cwd=REPO, capture_output=True, text=True)
+    if git.returncode == 0:
+        for f in git.stdout.split():
+            dst = ws / 'src' / 'robot_dynamics_ros' / f
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(os.path.join(REPO, f), dst)
+    else:                           # not a git checkout (a source tarball): both packages
+        skip = shutil.ignore_patterns('build', 'install', 'log', '__pycache__', '*.egg-info')
+        for package in ('robot_dynamics_ros', 'robot_dynamics_msgs'):
+            shutil.copytree(os.path.join(REPO, package), ws / 'src' / 'robot_dynamics_ros' /
+                            package, ignore=skip)
     venv = os.path.dirname(os.path.dirname(sys.executable))
     env = dict(os.environ, AMENT_PREFIX_PATH=venv, CMAKE_PREFIX_PATH=venv,
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'])

@@ -35,9 +35,12 @@ from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
-from std_srvs.srv import Trigger
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from robot_dynamics_msgs.srv import Step
+from std_srvs.srv import SetBool, Trigger
 
 from ..control import default_joints
+from ..dynamics import PRISMATIC
 from ..simulation import INTEGRATORS, SimulationDiverged, Simulator, initial_pose
 from .common import (DESCRIPTION_QOS, DescriptionSource, Throttle, coerce_numbers, declare,
                      run_node, usage)
@@ -59,7 +62,12 @@ PARAMETERS = {
                         False),
     'real_time_factor': (float, 1.0, 'simulated seconds per wall second; 0: as fast as possible',
                          True),
-    'publish_clock': (bool, False, 'publish the simulated time on /clock', True),
+    'publish_clock': (bool, False, 'publish the simulated time on /clock (always in lockstep)',
+                      True),
+    'lockstep': (bool, False, 'advance exactly one step per effort command received and publish '
+                              'joint_states and /clock after it (deterministic closed-loop tests, '
+                              'independent of CPU load); false: run paced to real_time_factor',
+                 True),
     'hold_until_command': (bool, True, 'hold the initial pose (brakes engaged) until the first '
                                        'effort command; false: integrate from the start', True),
     'damping': ('float[]', [], 'viscous damping per joint (empty: the URDF <dynamics damping>)',
@@ -76,9 +84,12 @@ PARAMETERS = {
 INTERFACES = (
     'subscribes: effort_controller/commands (std_msgs/Float64MultiArray, in joints order), '
     'robot_description (std_msgs/String, transient local; without urdf_file)',
-    'publishes:  joint_states (sensor_msgs/JointState), /clock (with publish_clock), '
-    'robot_description (from urdf_file or the parameter)',
-    'services:   ~/reset (std_srvs/Trigger)')
+    'publishes:  joint_states (sensor_msgs/JointState), /clock (with publish_clock or lockstep), '
+    'robot_description (from urdf_file or the parameter), /diagnostics '
+    '(diagnostic_msgs/DiagnosticArray: OK at 1 Hz, ERROR when the simulation halts)',
+    'services:   ~/reset (std_srvs/Trigger: initial pose, brakes on, fault cleared), ~/pause '
+    '(std_srvs/SetBool: true pauses, false resumes), ~/step (robot_dynamics_msgs/srv/Step: '
+    'advance N steps while paused)')
 
 
 class SimulatorNode(Node):
@@ -96,15 +107,21 @@ class SimulatorNode(Node):
         self.cmd_idx = None
         self.command = None
         self.last_command = None
-        self.halted = False
+        self.halted = None              # why the simulation halted (None: running)
+        self.paused = False
         self.braked = False             # holding the initial pose until the first command
         self.reanchor = True
+        self.next_held = 0.0            # wall time of the next held-state message
         self.throttle = Throttle(self.get_logger())
         self.js_pub = self.create_publisher(JointState, 'joint_states', 10)
-        self.clock_pub = self.create_publisher(Clock, '/clock', 10) if v['publish_clock'] else None
+        self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
+                          if v['publish_clock'] or v['lockstep'] else None)
+        self.diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_subscription(Float64MultiArray, 'effort_controller/commands',
                                  self._on_command, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
+        self.create_service(SetBool, '~/pause', self._on_pause)
+        self.create_service(Step, '~/step', self._on_step)
         self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
         self.description = DescriptionSource(self, self._on_model)
         xml, source = v['robot_description'], 'parameter robot_description'
@@ -163,13 +180,18 @@ class SimulatorNode(Node):
         with self.lock:
             self.sim, self.joints, self.q0 = sim, joints, q0
             self.cmd_idx = np.array([model.index(j) for j in joints], dtype=np.int64)
-            self.command, self.last_command, self.halted = None, None, False
+            self.command, self.last_command, self.halted = None, None, None
             self.braked = v['hold_until_command']
             self.reanchor = True
+            self._units = ['m' if t == PRISMATIC else 'rad' for t in model.jtype]
         self.get_logger().info(
             f'simulating "{model.name}" ({model.n} joints) from {source}: dt {v["timestep"]} s, '
-            f'{v["integrator"]}, joint_states at {v["publish_rate"]} Hz, real-time factor '
-            f'{v["real_time_factor"] or "max"}; command order {list(joints)} ({why}); '
+            f'{v["integrator"]}, ' + (
+                'lockstep (one step per effort command, joint_states and /clock after each); '
+                if v['lockstep'] else
+                f'joint_states at {v["publish_rate"]} Hz, real-time factor '
+                f'{v["real_time_factor"] or "max"}; ') +
+            f'command order {list(joints)} ({why}); '
             f'initial pose {np.round(q0, 4).tolist()} ({pose})' + (
                 f'; armature {model.armature.tolist()} (kg m^2 or kg)' if v['armature'] else ''))
         if v['hold_until_command']:
@@ -194,6 +216,9 @@ class SimulatorNode(Node):
             if self.braked:
                 self.braked = False
                 self.get_logger().info('first effort command: releasing the brakes')
+            if self.values['lockstep'] and not self.paused and self.halted is None:
+                self._advance(self.sim, 1, stale_after=None)
+                self._publish(self.sim)
 
     def _on_reset(self, request, response):
         with self.lock:
@@ -201,20 +226,85 @@ class SimulatorNode(Node):
                 response.success, response.message = False, 'no model yet'
                 return response
             self.sim.reset(self.q0)
-            self.command, self.last_command, self.halted = None, None, False
+            self.command, self.last_command, self.halted = None, None, None
             self.braked = self.values['hold_until_command']     # brakes on again
             self.reanchor = True            # pace from now, not from the old start
-        self.get_logger().info('reset to initial_positions')
-        response.success, response.message = True, 'reset to initial_positions'
+            self._publish(self.sim)
+        self._diagnose()
+        self.get_logger().info('reset to the initial pose' + (
+            ' (brakes engaged until the next effort command)' if self.braked else ''))
+        response.success, response.message = True, 'reset to the initial pose'
         return response
 
-    # ---- the simulation thread ---------------------------------------------------------------
+    def _on_pause(self, request, response):
+        with self.lock:
+            changed = self.paused != request.data
+            self.paused = bool(request.data)
+            self.reanchor = True            # resume paced from now
+            t = self.sim.t if self.sim is not None else 0.0
+        response.success = True
+        response.message = (f'{"paused" if self.paused else "running"} at t = {t:.4f} s'
+                            + ('' if changed else ' (already)'))
+        if changed:
+            self.get_logger().info(response.message)
+        self._diagnose()
+        return response
+
+    def _on_step(self, request, response):
+        with self.lock:
+            sim = self.sim
+            if sim is None:
+                response.success, response.message = False, 'no model yet'
+            elif not self.paused:
+                response.success, response.message = False, 'not paused: call ~/pause first'
+            elif self.halted is not None:
+                response.success, response.message = False, f'halted: {self.halted}'
+            else:
+                done = self._advance(sim, request.steps, stale_after=None)
+                self._publish(sim)
+                response.success = self.halted is None
+                response.message = (f'{done} steps to t = {sim.t:.4f} s' if response.success
+                                    else f'halted after {done} steps: {self.halted}')
+            response.time = sim.t if sim is not None else 0.0
+        if self.halted is not None:
+            self._diagnose()
+        return response
+
+    # ---- the simulation ------------------------------------------------------------------------
+    def _advance(self, sim, steps, stale_after):
+        """
+        Step ``sim`` (the lock held) with the last command; returns the steps done.
+
+        ``stale_after``: seconds after which a command no longer counts (zero torque then), or
+        None to apply the last command whatever its age (lockstep, ~/step while paused).
+        """
+        tau = np.zeros(sim.model.n)
+        if self.command is not None and (stale_after is None or
+                                         time.monotonic() - self.last_command <= stale_after):
+            tau[self.cmd_idx] = self.command
+        for k in range(steps):
+            if self.braked:                     # the brakes hold the pose; time runs on
+                sim.t += sim.dt
+                continue
+            try:
+                sim.step(tau)
+            except SimulationDiverged as e:
+                self._halt(str(e))
+                return k
+        return steps
+
+    def _halt(self, reason):
+        """Stop integrating (the lock held); the held state is published until ~/reset."""
+        self.halted = reason
+        self.get_logger().error(f'simulation stopped: {reason}; holding the last valid state '
+                                f'(call ~/reset)')
+
     def _loop(self):
         """
         Run the simulation until shutdown.
 
-        An unexpected error halts the simulation with its cause in the log (the thread lives on,
-        ~/reset resumes); shutdown ends it quietly.
+        An unexpected error halts the simulation with its cause in the log and on /diagnostics
+        (the thread lives on, ~/reset resumes); shutdown ends it quietly.
         """
         while self.running and rclpy.ok():
             try:
@@ -223,49 +313,58 @@ class SimulatorNode(Node):
                 if not (self.running and rclpy.ok()):
                     return                  # the context went away under us: shutting down
                 with self.lock:
-                    self.halted = True
-                self.get_logger().error(f'simulation stopped by an error in the integration '
-                                        f'thread: {e!r}; holding the last state (call ~/reset)')
+                    self._halt(f'an error in the integration thread: {e!r}')
+                self._diagnose()
 
     def _simulate(self):
         v = self.values
         rtf, dt = v['real_time_factor'], v['timestep']
         publish_every = max(1, int(round(1.0 / (v['publish_rate'] * dt))))
+        held_period = 1.0 / v['publish_rate'] if v['publish_rate'] < 1e3 else 1e-3
         k = 0
         timed_out = False
         wall0, sim0 = time.perf_counter(), 0.0
+        next_diagnostics = 0.0
         while self.running and rclpy.ok():
+            now = time.monotonic()
+            if now >= next_diagnostics:
+                self._diagnose()
+                next_diagnostics = now + 1.0
             with self.lock:
                 sim = self.sim
-                if sim is None or self.halted:
-                    pass
-                else:
+                idle = sim is None or self.halted is not None or self.paused or v['lockstep']
+                if sim is not None and idle and now >= self.next_held:
+                    # halted or paused: a real arm still reports its joints (halted: at rest,
+                    # brakes on). Lockstep: the state again when no command came for 0.1 s (the
+                    # loop's first message, or one the controller lost), else nothing extra
+                    if not v['lockstep'] or self.halted is not None or self.paused:
+                        self._publish(sim, held=self.halted is not None)
+                        self.next_held = now + held_period
+                    elif now - (self.last_command or 0.0) > 0.1:
+                        self._publish(sim)
+                        self.next_held = now + 0.1
+                if not idle:
                     if self.reanchor:
                         wall0, sim0, self.reanchor = time.perf_counter(), sim.t, False
-                    tau = np.zeros(sim.model.n)
                     fresh = (self.last_command is not None and
-                             time.monotonic() - self.last_command <= v['command_timeout'])
+                             now - self.last_command <= v['command_timeout'])
                     if fresh:
-                        tau[self.cmd_idx] = self.command
                         timed_out = False
                     elif self.last_command is not None and not timed_out:
                         timed_out = True
                         self.get_logger().warning(
                             f'no command for {v["command_timeout"]} s: applying zero torque')
-                    try:
-                        if self.braked:             # the brakes hold the pose; time runs on
-                            sim.t += sim.dt
-                        else:
-                            sim.step(tau)
-                    except SimulationDiverged as e:
-                        self.halted = True
-                        self.get_logger().error(f'simulation stopped: {e}; holding the last '
-                                                f'valid state (call ~/reset)')
+                    self._advance(sim, 1, stale_after=v['command_timeout'])
                     k += 1
-                    if k % publish_every == 0 or self.halted:
-                        self._publish(sim)
-            if sim is None or self.halted:
-                time.sleep(0.01)
+                    if k % publish_every == 0 or self.halted is not None:
+                        self._publish(sim, held=self.halted is not None)
+                    halted_now = self.halted is not None
+                else:
+                    halted_now = False
+            if halted_now:
+                self._diagnose()
+            if idle:
+                time.sleep(min(0.01, held_period))
                 continue
             if rtf > 0:
                 target = wall0 + (sim.t - sim0) / rtf
@@ -282,9 +381,11 @@ class SimulatorNode(Node):
                 if left > 0:
                     time.sleep(left)        # a little late at worst; no busy wait on 2 cores
 
-    def _publish(self, sim):
+    def _publish(self, sim, held=False):
+        zeros = [0.0] * sim.model.n
         msg = JointState(name=list(sim.model.joint_names), position=sim.q.tolist(),
-                         velocity=sim.qd.tolist(), effort=sim.applied.tolist())
+                         velocity=zeros if held else sim.qd.tolist(),
+                         effort=zeros if held else sim.applied.tolist())
         sec, nsec = divmod(int(round(sim.t * 1e9)), 10**9)
         if self.clock_pub is not None:
             c = Clock()
@@ -294,6 +395,33 @@ class SimulatorNode(Node):
         else:
             msg.header.stamp = self.get_clock().now().to_msg()
         self.js_pub.publish(msg)
+
+    def _diagnose(self):
+        """Publish the simulator's status on /diagnostics (as ROS drivers report theirs)."""
+        with self.lock:
+            sim, halted = self.sim, self.halted
+            status = DiagnosticStatus(name=f'{self.get_name()}: simulation',
+                                      hardware_id=sim.model.name if sim is not None else '')
+            if sim is None:
+                status.level, status.message = DiagnosticStatus.WARN, 'waiting for a model'
+            elif halted is not None:
+                status.level, status.message = DiagnosticStatus.ERROR, f'halted: {halted}'
+            else:
+                status.level = DiagnosticStatus.OK
+                status.message = ('paused' if self.paused else
+                                  'holding the initial pose (brakes engaged)' if self.braked
+                                  else 'lockstep' if self.values['lockstep'] else 'running')
+            if sim is not None:
+                status.values = [KeyValue(key='time (s)', value=f'{sim.t:.4f}')] + [
+                    KeyValue(key=f'{j} position ({u}), velocity ({u}/s)',
+                             value=f'{q:.6g}, {qd:.6g}')
+                    for j, u, q, qd in zip(sim.model.joint_names, self._units, sim.q, sim.qd)]
+        msg = DiagnosticArray(status=[status])
+        msg.header.stamp = self.get_clock().now().to_msg()
+        try:
+            self.diag_pub.publish(msg)
+        except Exception:                   # noqa: B902 - shutting down: the publisher is gone
+            pass
 
     def destroy_node(self):
         self.running = False

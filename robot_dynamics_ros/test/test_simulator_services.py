@@ -1,0 +1,168 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+simulator_node as a test bench: pause and step, lockstep, and what it says when it halts.
+
+Each node in its own process over real rclpy: ~/pause and ~/step advance a paused simulation by
+exactly N steps; in lockstep mode one effort command advances one step (so a closed loop is the
+same run after run, whatever the CPU load); a halt is reported on /diagnostics (ERROR, with the
+joint and value) while the held state keeps coming on joint_states, and ~/reset clears it.
+"""
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+
+from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus  # noqa: E402
+from robot_dynamics_msgs.srv import Step  # noqa: E402
+from rosgraph_msgs.msg import Clock  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+from std_srvs.srv import SetBool, Trigger  # noqa: E402
+
+from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
+
+from ros_harness import NodeProcess  # noqa: E402
+
+
+@pytest.fixture(scope='module', autouse=True)
+def ros():
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+class Bench:
+    """A simulator_node in namespace ns and the test's node beside it."""
+
+    def __init__(self, tmp_path, ns, *args, urdf=None):
+        self.proc = NodeProcess('simulator_node', ['-r', f'__ns:=/{ns}', '-p',
+                                                   f'urdf_file:={urdf or example_urdf()}', *args],
+                                tmp_path / f'{ns}.log')
+        self.node = rclpy.create_node(f'{ns}_bench', namespace=f'/{ns}')
+        self.states, self.diagnostics, self.clock = [], [], []
+        self.node.create_subscription(JointState, 'joint_states', self.states.append, 100)
+        self.node.create_subscription(DiagnosticArray, '/diagnostics', self._on_diagnostics, 10)
+        self.node.create_subscription(Clock, '/clock', self.clock.append, 100)
+        self.pub = self.node.create_publisher(Float64MultiArray, 'effort_controller/commands',
+                                              10)
+        self.ns = ns
+
+    def _on_diagnostics(self, msg):
+        self.diagnostics += [s for s in msg.status if s.name.startswith(f'/{self.ns}/') or
+                             s.name.startswith('dynamics_simulator')]
+
+    def spin_until(self, predicate, timeout=10.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not predicate():
+            rclpy.spin_once(self.node, timeout_sec=0.01)
+        return predicate()
+
+    def call(self, kind, name, request, timeout=20.0):
+        client = self.node.create_client(kind, f'dynamics_simulator/{name}')
+        try:
+            assert client.wait_for_service(timeout_sec=timeout), f'no ~/{name}'
+            future = client.call_async(request)
+            assert self.spin_until(future.done, timeout), f'~/{name} did not answer'
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    def stop(self):
+        self.node.destroy_node()
+        self.proc.stop()
+
+
+def test_pause_and_step_advance_exactly_n_steps(tmp_path):
+    b = Bench(tmp_path, 'stepper', '-p', 'hold_until_command:=false',
+              '-p', 'initial_positions:=[0.5, -0.3]')      # not an equilibrium: it falls
+    try:
+        assert b.spin_until(lambda: len(b.states) > 50, 20), b.proc.log()
+        assert b.call(SetBool, 'pause', SetBool.Request(data=True)).success
+        answer = b.call(Step, 'step', Step.Request(steps=0))
+        t0 = answer.time
+        n = len(b.states)
+        b.spin_until(lambda: False, 0.3)
+        held = [np.array(m.position) for m in b.states[n:]]
+        assert len(held) > 10 and all(np.array_equal(q, held[0]) for q in held), \
+            'paused, yet it moved'
+        answer = b.call(Step, 'step', Step.Request(steps=250))
+        assert answer.success and answer.time == pytest.approx(t0 + 0.25, abs=1e-9), answer
+        assert b.spin_until(lambda: not np.array_equal(b.states[-1].position, held[0]), 5)
+        assert b.call(SetBool, 'pause', SetBool.Request(data=False)).success
+        answer = b.call(Step, 'step', Step.Request(steps=1))
+        assert not answer.success and 'not paused' in answer.message
+    finally:
+        b.stop()
+
+
+def test_lockstep_advances_one_step_per_command_the_same_way_every_run(tmp_path):
+    model = RobotModel.from_urdf_file(example_urdf())
+    runs = []
+    for run in range(2):
+        b = Bench(tmp_path, f'lockstep{run}', '-p', 'lockstep:=true')
+        try:
+            answered = []
+
+            def on_state(m):            # the controller: a PD law on the state it is given
+                if len(answered) < 300:
+                    q, qd = np.array(m.position), np.array(m.velocity)
+                    tau = gravity_torques(model, q) + 50 * (np.array([0.5, -1.0]) - q) - 5 * qd
+                    answered.append((m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec, q))
+                    b.pub.publish(Float64MultiArray(data=tau.tolist()))
+            b.node.create_subscription(JointState, 'joint_states', on_state, 100)
+            assert b.spin_until(lambda: len(answered) >= 300, 60), (len(answered), b.proc.log())
+            b.spin_until(lambda: False, 0.3)    # nothing more: no command, no step
+            stamps = np.array([t for t, _ in answered])
+            # one step (1 ms) per command, whatever the wall-clock pace
+            np.testing.assert_allclose(np.diff(stamps), 1e-3, atol=1e-9)
+            assert b.clock and b.clock[-1].clock.sec + 1e-9 * b.clock[-1].clock.nanosec == \
+                pytest.approx(stamps[-1] + 1e-3, abs=1e-9)
+            runs.append(np.array([q for _, q in answered]))
+        finally:
+            b.stop()
+    np.testing.assert_array_equal(runs[0], runs[1])       # the same run, bit for bit
+    assert np.abs(runs[0][-1] - runs[0][0]).max() > 0.05  # and the arm did move
+
+
+def test_a_halt_is_reported_on_diagnostics_and_the_held_state_keeps_coming(tmp_path):
+    with open(example_urdf(), encoding='utf-8') as f:
+        xml = f.read()
+    urdf = tmp_path / 'slow.urdf'
+    # velocity limits of 0.01 rad/s: the halt threshold (100x) is 1 rad/s, which the arm
+    # falling from its start pose passes within a second
+    urdf.write_text(xml.replace('velocity="', 'velocity="0.01" old_velocity="'))
+    b = Bench(tmp_path, 'halting', '-p', 'hold_until_command:=false',
+              '-p', 'initial_positions:=[0.5, -0.3]', urdf=str(urdf))
+    try:
+        assert b.spin_until(lambda: any(s.level == DiagnosticStatus.OK for s in b.diagnostics),
+                            20), b.proc.log()
+        assert b.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR
+                                        for s in b.diagnostics), 20), b.proc.log()
+        error = [s for s in b.diagnostics if s.level == DiagnosticStatus.ERROR][0]
+        assert 'halted: joint joint' in error.message and 'rad/s' in error.message, error.message
+        assert 'simulation stopped' in b.proc.log()
+        n = len(b.states)
+        assert b.spin_until(lambda: len(b.states) > n + 20, 5), 'no joint_states after the halt'
+        held = b.states[-1]
+        assert all(v == 0.0 for v in held.velocity) and np.all(np.isfinite(held.position))
+        n = len(b.diagnostics)
+        assert b.call(Trigger, 'reset', Trigger.Request()).success
+        assert b.spin_until(lambda: any(s.level == DiagnosticStatus.OK
+                                        for s in b.diagnostics[n:]), 5)
+    finally:
+        b.stop()
