@@ -72,3 +72,32 @@ def test_panda_seven_dof(tmp_path):
     res = demo.run(os.path.join(erd_root(), ROBOTS['panda']), np.r_[start, fingers],
                    np.r_[goal, fingers], 3.0, log_dir=str(tmp_path))
     check(res, rms_deg=0.5, max_deg=2.0)
+
+
+def test_the_demo_tracks_z1_from_its_default_motion_with_friction_compensation(tmp_path, capsys):
+    """
+    z1's URDF has friction (1-2 N m) and damping on every joint, which the simulator applies.
+
+    From the default motion (25 % -> 75 % of each range) the controller compensates it and every
+    joint tracks within the default --max-rms (exit status 0); without the compensation the
+    light wrist and gripper stick (offline, the same loop: RMS up to 2 rad).
+    """
+    z1 = os.path.join(erd_root(), ROBOTS['z1'])
+    assert demo.main(['--urdf', z1, '--plot', str(tmp_path / 'z1.png')]) == 0
+    out = capsys.readouterr().out
+    assert 'friction compensation 1' in out and 'jointGripper' in out, out
+    assert (tmp_path / 'z1.png').stat().st_size > 10_000
+
+
+def test_the_demo_fails_when_the_simulation_halts(tmp_path, capsys):
+    # velocity limits of 0.01 rad/s: the simulator halts at 1 rad/s (100x), which the 2R
+    # quintic of the notes passes at once
+    with open(example_urdf('planar_2r'), encoding='utf-8') as f:
+        xml = f.read().replace('velocity="', 'velocity="0.01" old_velocity="')
+    urdf = tmp_path / 'slow.urdf'
+    urdf.write_text(xml)
+    rc = demo.main(['--urdf', str(urdf), '--start', '1.5708', '-3.1416', '--goal', '0', '1.5708',
+                    '--duration', '2', '--plot', str(tmp_path / 'halt.png')])
+    captured = capsys.readouterr()
+    assert rc == 1, captured.out
+    assert 'halted' in captured.err and 'rad/s' in captured.err, captured.err

@@ -128,7 +128,7 @@ def test_payload_and_trajectory_rules(arm):
 
 def test_inverse_dynamics_split(arm):
     c = Controller(arm, default_positions={'joint1': 0.4})
-    effort, g, cor, inertial = c.inverse_dynamics(['joint2'], [0.3], [1.0], [2.0])
+    effort, g, cor, inertial, friction = c.inverse_dynamics(['joint2'], [0.3], [1.0], [2.0])
     q, qd, qdd = np.array([0.4, 0.3]), np.array([0.0, 1.0]), np.array([0.0, 2.0])
     assert effort[0] == pytest.approx(rnea(arm, q, qd, qdd)[1])
     assert g[0] == pytest.approx(gravity_torques(arm, q)[1])
@@ -139,3 +139,33 @@ def test_inverse_dynamics_split(arm):
                         (([], []), 'empty')]:
         with pytest.raises(ValueError, match=match):
             c.inverse_dynamics(*args)
+
+
+def test_friction_compensation(arm):
+    """b qd + fc tanh(qd / eps), scaled; in the service's split and in every mode's output."""
+    b, fc, eps = np.array([0.5, 0.2]), np.array([2.0, 1.0]), 0.05
+    c = Controller(arm, friction_compensation=0.8, damping=b, friction=fc,
+                   friction_velocity_epsilon=eps, default_positions={'joint1': 0.4})
+    q, qd = np.array([0.4, 0.3]), np.array([-0.3, 1.0])
+    expected = 0.8 * (b * qd + fc * np.tanh(qd / eps))
+    effort, g, cor, inertial, friction = c.inverse_dynamics(['joint1', 'joint2'], q, qd, [0, 0])
+    np.testing.assert_allclose(friction, expected, rtol=1e-12)
+    np.testing.assert_allclose(effort, g + cor + inertial + friction, rtol=1e-12)
+    # gravity mode, no trajectory: on the measured velocity
+    c.update_state(['joint1', 'joint2'], q, qd, 0.0)
+    np.testing.assert_allclose(c.full_torque(q, qd, 0.0),
+                               gravity_torques(arm, q) + expected, rtol=1e-12)
+    # along a trajectory: on the desired velocity, not the measured one
+    c.set_mode('feedforward')
+    c.set_trajectory(['joint1', 'joint2'], [1.0], [[1.4, 1.3]], None, None, start_time=0.0,
+                     now=0.0, q=q, qd=np.zeros(2))
+    q_d, qd_d, qdd_d = c.desired(0.5, q)
+    np.testing.assert_allclose(
+        c.full_torque(q, qd, 0.5),
+        rnea(arm, q_d, qd_d, qdd_d) + 0.8 * (b * qd_d + fc * np.tanh(qd_d / eps)), rtol=1e-12)
+    # the URDF's <dynamics> by default; off by default
+    assert np.all(Controller(arm).friction_torque(qd) == 0.0)
+    with pytest.raises(ValueError, match='friction_compensation'):
+        Controller(arm, friction_compensation=1.5)
+    with pytest.raises(ValueError, match='damping needs'):
+        Controller(arm, friction_compensation=1.0, damping=[1.0, 2.0, 3.0])

@@ -100,7 +100,8 @@ class Controller:
 
     def __init__(self, model, *, joints=(), mode='gravity', kp=(100.0,), kd=(20.0,),
                  hardware_compensates_gravity=False, effort_limits=None, default_positions=None,
-                 payload=None, armature=None):
+                 payload=None, armature=None, friction_compensation=0.0, damping=None,
+                 friction=None, friction_velocity_epsilon=0.01):
         # the rotor inertias (armature) are part of the arm: with the payload on top
         self.base_model = model if armature is None or len(armature) == 0 else \
             model.with_armature(armature)
@@ -121,6 +122,8 @@ class Controller:
         self.set_effort_limits(effort_limits or {})
         self.set_default_positions(default_positions or {})
         self.set_payload(payload)
+        self.set_friction_compensation(friction_compensation, damping, friction,
+                                       friction_velocity_epsilon)
         self.reset_state()
         self.trajectory = None        # (JointTrajectory, model indices, q at arrival)
         self.hold = None              # q_d of computed_torque without a trajectory
@@ -152,6 +155,38 @@ class Controller:
             full[self.cmd] = g
             gains.append(full)
         self.kp, self.kd = gains
+
+    def set_friction_compensation(self, scale, damping=None, friction=None, epsilon=0.01):
+        """
+        Compensate a share ``scale`` (0..1) of the joints' friction in the output.
+
+        Viscous ``damping`` b and Coulomb ``friction`` fc per model joint (one value for all, or
+        None for the URDF's <dynamics>), with a smooth sign: b qd + fc tanh(qd / ``epsilon``).
+        """
+        if not 0.0 <= scale <= 1.0:
+            raise ValueError(f'friction_compensation must be in [0, 1], got {scale}')
+        if not epsilon > 0:
+            raise ValueError(f'friction_velocity_epsilon must be > 0, got {epsilon}')
+        m, values = self.base_model, []
+        for name, given, urdf in (('damping', damping, m.damping),
+                                  ('friction', friction, m.friction)):
+            x = urdf.copy() if given is None or len(given) == 0 else \
+                np.asarray(given, dtype=float).ravel()
+            if x.size == 1:
+                x = np.full(m.n, x[0])
+            if x.shape != (m.n,) or not np.all(np.isfinite(x)) or np.any(x < 0):
+                raise ValueError(f'{name} needs one value >= 0 or one per model joint ({m.n}), '
+                                 f'got {x.tolist()}')
+            values.append(x)
+        self.friction_scale, self.friction_epsilon = float(scale), float(epsilon)
+        self.friction_b, self.friction_fc = values
+
+    def friction_torque(self, qd):
+        """Return the friction compensation for model joint velocities qd (zero when off)."""
+        if self.friction_scale == 0.0:
+            return np.zeros(self.base_model.n)
+        return self.friction_scale * (self.friction_b * qd + self.friction_fc *
+                                      np.tanh(qd / self.friction_epsilon))
 
     def set_effort_limits(self, overrides):
         """Override effort limits ({joint: limit}); the others keep the URDF's (or inf)."""
@@ -287,10 +322,13 @@ class Controller:
         ``des``: the desired state at t when the caller has it already.
         """
         m = self.model
-        if self.mode == 'gravity':
-            return np.zeros(m.n) if self.hardware_compensates_gravity else gravity_torques(m, q)
-        if des is None:
+        if des is None and self.mode != 'gravity':
             des = self.desired(t, q)
+        # friction compensation: on the desired velocity along a trajectory, else the measured
+        friction = self.friction_torque(qd if des is None else des[1])
+        if self.mode == 'gravity':
+            return friction + (np.zeros(m.n) if self.hardware_compensates_gravity else
+                               gravity_torques(m, q))
         if self.mode == 'feedforward':
             tau = gravity_torques(m, q) if des is None else rnea(m, *des)
         else:
@@ -302,7 +340,7 @@ class Controller:
             tau = rnea(m, q, qd, qdd_d + self.kp * (q_d - q) + self.kd * (qd_d - qd))
         if self.hardware_compensates_gravity:
             tau = tau - gravity_torques(m, q)
-        return tau
+        return tau + friction
 
     def command(self, q, qd, t, des=None):
         """(efforts of the commanded joints, clamped to the limits; mask of clamped joints)."""
@@ -329,7 +367,9 @@ class Controller:
         """
         Answer the InverseDynamics service.
 
-        Returns (effort, gravity, coriolis, inertial) for ``names`` in their order. Joints not
+        Returns (effort, gravity, coriolis, inertial, friction) for ``names`` in their order,
+        effort being the sum (minus J^T f_ext with wrenches); friction is the compensation at
+        the requested velocity (zero when friction_compensation is 0). Joints not
         named take default positions and zero velocity/acceleration. ``wrenches``: {link: [fx,
         fy, fz, tx, ty, tz]} in the link frame.
         """
@@ -358,5 +398,6 @@ class Controller:
         g = gravity_torques(m, q)
         b = bias_torques(m, q, qd)
         tau_free = rnea(m, q, qd, qdd)
-        effort = rnea(m, q, qd, qdd, f_ext=wrenches) if wrenches else tau_free
-        return effort[idx], g[idx], (b - g)[idx], (tau_free - b)[idx]
+        friction = self.friction_torque(qd)
+        effort = (rnea(m, q, qd, qdd, f_ext=wrenches) if wrenches else tau_free) + friction
+        return effort[idx], g[idx], (b - g)[idx], (tau_free - b)[idx], friction[idx]

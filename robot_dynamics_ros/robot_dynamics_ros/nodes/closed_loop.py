@@ -50,10 +50,17 @@ def _ros_list(values):
 
 
 def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.0, kd=40.0,
-        integrator='semi_implicit_euler', settle=1.0, log_dir=None, timeout=60.0):
-    """Run the closed loop; returns a dict with the recorded arrays and the summary numbers."""
+        integrator='semi_implicit_euler', friction_compensation=0.0, settle=1.0, log_dir=None,
+        timeout=60.0):
+    """
+    Run the closed loop; returns a dict with the recorded arrays and the summary numbers.
+
+    ``halted`` in the result is the simulator's reason when it halted (its /diagnostics ERROR),
+    else None.
+    """
     os.environ.update(_env())
     import rclpy
+    from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     from sensor_msgs.msg import JointState
     from std_srvs.srv import Trigger
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
@@ -71,7 +78,8 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
                           '-p', 'publish_rate:=1000.0', '-p', f'integrator:={integrator}'],
                          stdout=logs[0], stderr=subprocess.STDOUT, env=os.environ.copy()),
         subprocess.Popen([_exe('feedforward_node'), '--ros-args', '-p', f'mode:={mode}',
-                          '-p', f'kp:=[{float(kp)}]', '-p', f'kd:=[{float(kd)}]'],
+                          '-p', f'kp:=[{float(kp)}]', '-p', f'kd:=[{float(kd)}]',
+                          '-p', f'friction_compensation:={float(friction_compensation)}'],
                          stdout=logs[1], stderr=subprocess.STDOUT, env=os.environ.copy()),
     ]
     rclpy.init()
@@ -87,6 +95,11 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
         lambda m: answers.append((time.monotonic(), m.header.stamp.sec * 10**9
                                   + m.header.stamp.nanosec, np.array(m.position),
                                   np.array(m.effort))), 100)
+    halted = []
+    node.create_subscription(
+        DiagnosticArray, '/diagnostics',
+        lambda m: halted.extend(s.message for s in m.status if s.level == DiagnosticStatus.ERROR
+                                and 'dynamics_simulator' in s.name), 10)
     traj_pub = node.create_publisher(
         JointTrajectory, '/inverse_dynamics_controller/joint_trajectory', 10)
 
@@ -144,7 +157,9 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
 
     rec = [(w - t_sent, states[s], qd_, tau) for w, s, qd_, tau in answers[n0:]
            if s in states and len(qd_) == model.n]
-    if len(rec) < 100:
+    if halted and len(rec) < 2:
+        raise RuntimeError(f'the simulation halted: {halted[0]}; logs in {log_dir}')
+    if len(rec) < 100 and not halted:
         raise RuntimeError(f'too few answered states recorded ({len(rec)}); logs in {log_dir}')
     t = np.array([r[0] for r in rec])
     q = np.stack([r[1] for r in rec])
@@ -154,4 +169,5 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
     return dict(model=model, t=t, q=q, q_d=q_d, tau=tau, err=err,
                 rms=np.sqrt(np.mean(err**2, axis=0)), max=np.abs(err).max(axis=0),
                 peak=np.abs(tau).max(axis=0), duration=duration, q_start=q_start, q_goal=q_goal,
-                log_dir=log_dir)
+                log_dir=log_dir, mode=mode, friction_compensation=friction_compensation,
+                halted=halted[0] if halted else None)

@@ -72,6 +72,17 @@ PARAMETERS = {
                     False),
     'payload.inertia': ('float[]', [0.0] * 6, 'payload inertia about its CoM: ixx ixy ixz iyy '
                                               'iyz izz (kg m^2)', False),
+    'friction_compensation': (float, 0.0, 'share (0..1) of the joint friction added to the '
+                                          'output: b qd + fc tanh(qd / '
+                                          'friction_velocity_epsilon), on the desired velocity '
+                                          'along a trajectory, else the measured one', False),
+    'friction_velocity_epsilon': (float, 0.01, 'velocity scale of the smooth Coulomb sign (rad/s '
+                                               'or m/s)', False),
+    'damping': ('float[]', [], 'viscous friction b per model joint for the compensation (one for '
+                               'all or one per joint; empty: the URDF <dynamics damping>)', False),
+    'friction': ('float[]', [], 'Coulomb friction fc per model joint for the compensation (one '
+                                'for all or one per joint; empty: the URDF <dynamics friction>)',
+                 False),
     'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
                                 'diagonal: one for all or one per model joint (kg m^2; kg for '
                                 'prismatic joints; empty: none)', True),
@@ -161,7 +172,10 @@ class FeedforwardNode(Node):
             return Controller(model, joints=joints, mode=v['mode'], kp=v['kp'], kd=v['kd'],
                               hardware_compensates_gravity=v['hardware_compensates_gravity'],
                               effort_limits=limits, default_positions=defaults,
-                              payload=self._payload(v), armature=v['armature'] or None)
+                              payload=self._payload(v), armature=v['armature'] or None,
+                              friction_compensation=v['friction_compensation'],
+                              damping=v['damping'] or None, friction=v['friction'] or None,
+                              friction_velocity_epsilon=v['friction_velocity_epsilon'])
         except KeyError as e:
             raise ValueError(str(e).strip('"')) from None
 
@@ -373,7 +387,7 @@ class FeedforwardNode(Node):
             for link, w in zip(req.wrench_link, req.external_wrench):
                 wrenches[link] = np.array([w.force.x, w.force.y, w.force.z,
                                            w.torque.x, w.torque.y, w.torque.z])
-            effort, g, c, inertial = self.ctrl.inverse_dynamics(
+            effort, g, c, inertial, friction = self.ctrl.inverse_dynamics(
                 req.name, req.position, req.velocity, req.acceleration, wrenches)
         except ValueError as e:
             res.success, res.message = False, str(e)
@@ -381,6 +395,7 @@ class FeedforwardNode(Node):
         res.success, res.message = True, ''
         res.effort, res.gravity = effort.tolist(), g.tolist()
         res.coriolis, res.inertial = c.tolist(), inertial.tolist()
+        res.friction = friction.tolist()
         return res
 
     # ---- outputs -----------------------------------------------------------------------------

@@ -28,8 +28,9 @@ One ``step(tau)`` advances the state by ``dt``:
    feels the reaction); it releases when the force pulls it away. Sticking and resting joints
    are solved together (an active set over M^-1 restricted to them): friction torques within
    +-fs, stop torques pushing inwards only;
-4. ``semi_implicit_euler`` (qd += dt qdd; q += dt qd) or ``rk4`` (classic Runge-Kutta on
-   (q, qd); damping inside every stage, friction and stop torques held over the step);
+4. ``semi_implicit_euler`` (qd += dt qdd; q += dt qd, with the viscous damping taken implicitly:
+   (M + dt B) qdd = tau - c - g - B qd, stable for any damping) or ``rk4`` (classic Runge-Kutta
+   on (q, qd); damping inside every stage, friction and stop torques held over the step);
 5. impacts: joints that would pass a limit moving outwards get the generalized impulse that
    stops them, solved jointly (qd += M^-1 S^T lambda with their velocities set to
    -``restitution`` times the impact velocity, every lambda pushing inwards), so the impact
@@ -120,6 +121,12 @@ class Simulator:
         self.applied = np.zeros(n)          # the clamped command of the last step
         self.stop_torque = np.zeros(n)      # N m (N): what the stops exerted in the last step
         self.impulse = np.zeros(n)          # N m s (N s): the impacts' generalized impulse
+        # semi-implicit Euler takes the viscous damping implicitly: (M + dt B) qdd = tau - c - g
+        # - B qd, i.e. ABA with dt b added to the armature, stable for any b (a light joint with
+        # URDF damping, z1's gripper, has dt b / M = 3 and oscillated explicitly)
+        self._fd = (model.with_armature(model.armature + self.dt * self.damping)
+                    if integrator == 'semi_implicit_euler' and np.any(self.damping > 0)
+                    else model)
         self._frictionless = not np.any(self.static_friction > 0)
         self._no_torque = np.zeros(n)
         self._u, self._qdd = np.zeros(n), np.zeros(n)
@@ -157,8 +164,8 @@ class Simulator:
         hi = np.where(sticking, fs, 0.0)
         hi[at_lower] = np.inf
         lo[at_upper] = -np.inf
-        qdd_free = aba(self.model, q, qd, tau + friction)
-        Minv = np.linalg.inv(crba(self.model, q))
+        qdd_free = aba(self._fd, q, qd, tau + friction)
+        Minv = np.linalg.inv(crba(self._fd, q))
         active = list(candidates)
         while active:
             S = np.array(active)
@@ -180,7 +187,7 @@ class Simulator:
                 if (at_lower[j] and direction < 0) or (at_upper[j] and direction > 0):
                     continue
                 friction[j] = -fc[j] * np.sign(direction)
-                qdd_free = aba(self.model, q, qd, tau + friction)
+                qdd_free = aba(self._fd, q, qd, tau + friction)
         return friction, stop
 
     def _impacts(self, q, qd_new):
@@ -237,7 +244,7 @@ class Simulator:
         else:
             friction, stop = self.resting_torques(q, qd, clamped - self.damping * qd)
         if self.integrator == 'semi_implicit_euler':
-            m, n = self.model, self.model.n
+            m, n = self._fd, self.model.n
             q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
             status = _semi_implicit_euler(m._model, m._ws, m._no_f_ext, q, qd, tau,
                                           friction + stop, self.damping, self.effort,

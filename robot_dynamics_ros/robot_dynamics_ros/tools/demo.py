@@ -17,15 +17,24 @@
 
 The run itself is ``nodes/closed_loop.py``; this module parses arguments, prints and plots.
 
-    closed-loop-demo [--robot 2r | --urdf PATH] [--start Q..] [--goal Q..] [--duration T]
-                     [--mode computed_torque] [--kp 400] [--kd 40] [--plot OUT.png]
+    closed-loop-demo [--urdf PATH] [--start Q..] [--goal Q..] [--degrees] [--duration T]
+                     [--mode computed_torque] [--kp 400] [--kd 40] [--friction-compensation 1]
+                     [--max-rms 0.05] [--plot OUT.png]
 
 Starts the ABA simulator and the controller as two processes (DDS on loopback, a private
 ROS_DOMAIN_ID unless one is set), waits until the loop runs, sends the quintic rest-to-rest
 trajectory from --start to --goal to the controller, records for the trajectory plus one second,
-then prints the tracking error per joint (RMS and max) and the peak torques against the effort
-limits, and writes a figure of desired vs actual positions and of the torque split. The default is
-the lecture notes' 2R arm, q1 90 -> 0 deg and q2 -180 -> 90 deg in 2 s.
+then prints per joint the tracking error (RMS and max), the peak torque against the effort limit
+and the share of samples at the limit, and writes a figure of desired vs actual positions and of
+the commanded torque with its split along the plan. Positions are in rad (m for prismatic
+joints), as everywhere in ROS; --degrees takes and prints revolute joints in degrees.
+
+Without --urdf: the lecture notes' 2R arm, q1 90 -> 0 deg and q2 -180 -> 90 deg in 2 s. With one:
+from 25 % to 75 % of each joint's range (+-0.5 rad around zero for a joint without limits or
+with two turns or more), in a time that keeps every joint under 80 % of its velocity limit (at
+least 2 s). The controller compensates the URDF's joint friction (--friction-compensation 1, the
+share; the simulator applies that friction). Exit status 1 when the simulation halted or a
+joint's tracking RMS exceeds --max-rms (rad; m / 10 for prismatic joints).
 """
 import argparse
 import sys
@@ -34,27 +43,72 @@ import numpy as np
 
 from ..nodes.closed_loop import run
 
-NOTES_2R = ([90.0, -180.0], [0.0, 90.0])
+NOTES_2R = (np.radians([90.0, -180.0]), np.radians([0.0, 90.0]))
+MAX_RMS = 0.05          # rad; prismatic joints: a tenth of it, in m
 
 
-def summary(res):
+def default_motion(model):
+    """Return (start, goal, duration): 25 % -> 75 % of each range, under 80 % of vlim."""
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    finite = np.isfinite(lo) & np.isfinite(hi) & (hi - lo < 4 * np.pi)
+    zero = np.clip(np.zeros(model.n), lo, hi)
+    start = np.where(finite, lo + 0.25 * (hi - lo), zero - 0.5)
+    goal = np.where(finite, lo + 0.75 * (hi - lo), zero + 0.5)
+    return start, goal, motion_time(model, start, goal)
+
+
+def motion_time(model, start, goal, at_least=2.0):
+    """Return the quintic's duration keeping every joint under 80 % of its velocity limit."""
+    vmax = np.where(np.isfinite(model.velocity_limits) & (model.velocity_limits > 0),
+                    0.8 * model.velocity_limits, np.inf)
+    return float(max(at_least, np.max(1.875 * np.abs(np.asarray(goal) - start) / vmax)))
+
+
+def _units(model, degrees):
+    """Per joint: (position unit, scale from SI, effort unit)."""
+    out = []
+    for jt in model.jtype:
+        if jt == 0:
+            out.append(('deg', 180 / np.pi, 'N m') if degrees else ('rad', 1.0, 'N m'))
+        else:
+            out.append(('m', 1.0, 'N'))
+    return out
+
+
+def failures(res, max_rms):
+    """Return what makes the run fail: a halt, or joints tracking worse than max_rms."""
+    out = [f'the simulation halted: {res["halted"]}'] if res['halted'] else []
     m = res['model']
-    unit = ['deg' if jt == 0 else 'mm' for jt in m.jtype]
-    scale = np.where(m.jtype == 0, 180 / np.pi, 1000.0)
-    lines = [f'closed loop on "{m.name}": {len(res["t"])} commands over '
+    bound = np.where(m.jtype == 0, max_rms, max_rms / 10)
+    for j in np.flatnonzero(res['rms'] > bound):
+        unit = 'rad' if m.jtype[j] == 0 else 'm'
+        out.append(f'{m.joint_names[j]} tracked with RMS {res["rms"][j]:.4g} {unit} > '
+                   f'{bound[j]:.4g} {unit} (--max-rms)')
+    return out
+
+
+def summary(res, degrees=False):
+    m = res['model']
+    units = _units(m, degrees)
+    lim = m.effort_limits
+    saturated = np.mean(np.abs(res['tau']) >= lim * (1 - 1e-9), axis=0)
+    lines = [f'closed loop on "{m.name}" ({res["mode"]}, friction compensation '
+             f'{res["friction_compensation"]:g}): {len(res["t"])} commands over '
              f'{res["t"][-1]:.2f} s; tracking error = desired - actual',
-             f'{"joint":<22} {"RMS err":>10} {"max err":>10} {"peak |tau|":>11} {"limit":>8} '
-             f'{"use":>5}']
+             f'{"joint":<24} {"RMS err":>12} {"max err":>12} {"peak |effort|":>16} '
+             f'{"limit":>8} {"use":>5} {"at limit":>8}']
     for j, name in enumerate(m.joint_names):
-        lim = m.effort_limits[j]
-        use = f'{100 * res["peak"][j] / lim:4.0f}%' if np.isfinite(lim) else '  n/a'
-        lines.append(f'{name:<22} {res["rms"][j] * scale[j]:7.3f} {unit[j]:<3}'
-                     f'{res["max"][j] * scale[j]:7.3f} {unit[j]:<3}{res["peak"][j]:10.2f} '
-                     f'{lim:8.1f} {use}')
+        unit, scale, eff = units[j]
+        use = f'{100 * res["peak"][j] / lim[j]:4.0f}%' if np.isfinite(lim[j]) else '  n/a'
+        lines.append(f'{name:<24} {res["rms"][j] * scale:8.4f} {unit:<3} '
+                     f'{res["max"][j] * scale:8.4f} {unit:<3} {res["peak"][j]:10.2f} {eff:<5} '
+                     f'{lim[j]:8.1f} {use} {100 * saturated[j]:7.1f}%')
+    if res['halted']:
+        lines.append(f'HALTED: {res["halted"]}')
     return '\n'.join(lines)
 
 
-def plot(res, path):
+def plot(res, path, degrees=False):
     import matplotlib
     matplotlib.use('Agg')
     import matplotlib.pyplot as plt
@@ -66,28 +120,37 @@ def plot(res, path):
     tt = np.clip(t, 0, res['duration'])
     Q, QD, QDD = quintic(res['q_start'], res['q_goal'], res['duration'], tt)
     total, inertial, coriolis, gravity = torque_split(m, Q, QD, QDD)
+    friction = res['friction_compensation'] * (m.damping * QD + m.friction * np.tanh(QD / 0.01))
     n = m.n
+    units = _units(m, degrees)
     fig, axes = plt.subplots(n, 2, figsize=(12, 2.4 * n + 1), sharex=True, squeeze=False)
     for j in range(n):
+        unit, scale, eff = units[j]
         a = axes[j, 0]
-        a.plot(t, np.degrees(res['q_d'][:, j]), 'k--', label='desired')
-        a.plot(t, np.degrees(res['q'][:, j]), label='actual (simulated)')
-        a.set_ylabel(f'{m.joint_names[j]}\n[deg]')
+        a.plot(t, res['q_d'][:, j] * scale, 'k--', label='desired')
+        a.plot(t, res['q'][:, j] * scale, label='actual (simulated)')
+        a.set_ylabel(f'{m.joint_names[j]}\n[{unit}]')
         a.grid(alpha=0.3)
         b = axes[j, 1]
         b.plot(t, res['tau'][:, j], 'k', lw=2, label='commanded')
-        b.plot(t, inertial[:, j], label='inertial M(q)q̈ (plan)')
-        b.plot(t, coriolis[:, j], label='Coriolis/centrifugal (plan)')
-        b.plot(t, gravity[:, j], label='gravity (plan)')
-        b.set_ylabel('[N m]')
+        b.plot(t, total[:, j] + friction[:, j], 'k:', lw=1, label='plan total')
+        b.plot(t, inertial[:, j], label='inertial M(q)q̈')
+        b.plot(t, coriolis[:, j], label='Coriolis/centrifugal')
+        b.plot(t, gravity[:, j], label='gravity')
+        if np.any(friction[:, j]):
+            b.plot(t, friction[:, j], label='friction compensation')
+        b.set_ylabel(f'[{eff}]')
         b.grid(alpha=0.3)
     axes[0, 0].legend(fontsize=8)
     axes[0, 1].legend(fontsize=8)
     axes[0, 0].set_title('positions')
-    axes[0, 1].set_title('torque and its split along the plan')
+    axes[0, 1].set_title('commanded effort and the split of the plan\'s')
     axes[-1, 0].set_xlabel('t [s] after the trajectory was sent')
     axes[-1, 1].set_xlabel('t [s] after the trajectory was sent')
-    fig.suptitle(f'{m.name}: computed-torque control of the ABA simulation')
+    title = {'computed_torque': 'computed-torque control', 'feedforward': 'feedforward control',
+             'gravity': 'gravity compensation'}[res['mode']]
+    fig.suptitle(f'{m.name}: {title} of the ABA simulation'
+                 + (f' (HALTED: {res["halted"]})' if res['halted'] else ''))
     fig.tight_layout()
     fig.savefig(path, dpi=100)
     plt.close(fig)
@@ -97,13 +160,25 @@ def main(argv=None):
     ap = argparse.ArgumentParser(prog='closed-loop-demo',
                                  description=__doc__.strip().split('\n\n')[0])
     ap.add_argument('--urdf', help='URDF (default: the shipped 2R arm of the lecture notes)')
-    ap.add_argument('--start', type=float, nargs='+', help='start, degrees/mm per joint')
-    ap.add_argument('--goal', type=float, nargs='+', help='goal, degrees/mm per joint')
-    ap.add_argument('--duration', type=float, default=2.0)
+    ap.add_argument('--start', type=float, nargs='+', metavar='Q',
+                    help='start, one value per joint in model order (rad or m; default: 25 %% of '
+                         'each range)')
+    ap.add_argument('--goal', type=float, nargs='+', metavar='Q',
+                    help='goal (rad or m; default: 75 %% of each range)')
+    ap.add_argument('--degrees', action='store_true',
+                    help='--start/--goal and the output in degrees for revolute joints')
+    ap.add_argument('--duration', type=float,
+                    help='s (default: 2 s, longer when a joint would pass 80 %% of its velocity '
+                         'limit)')
     ap.add_argument('--mode', default='computed_torque',
                     choices=['computed_torque', 'feedforward', 'gravity'])
     ap.add_argument('--kp', type=float, default=400.0)
     ap.add_argument('--kd', type=float, default=40.0)
+    ap.add_argument('--friction-compensation', type=float, default=1.0, metavar='SHARE',
+                    help='share of the URDF friction the controller compensates (default 1)')
+    ap.add_argument('--max-rms', type=float, default=MAX_RMS, metavar='RAD',
+                    help=f'exit status 1 when a joint tracks with a larger RMS error (rad; a '
+                         f'tenth of it in m for prismatic joints; default {MAX_RMS})')
     ap.add_argument('--integrator', default='semi_implicit_euler',
                     choices=['semi_implicit_euler', 'rk4'])
     ap.add_argument('--plot', default='closed_loop.png', help='figure path')
@@ -115,22 +190,38 @@ def main(argv=None):
     except ValueError as e:
         print(f'closed-loop-demo: {e}', file=sys.stderr)
         return 1
-    start, goal = args.start, args.goal
-    if args.urdf is None and start is None and goal is None:
-        start, goal = NOTES_2R
-    start = [0.0] * model.n if start is None else start
-    goal = [v + 30.0 for v in start] if goal is None else goal
-    if len(start) != model.n or len(goal) != model.n:
-        ap.error(f'--start and --goal need {model.n} values ({", ".join(model.joint_names)})')
-    if not args.duration > 0:
-        ap.error('--duration must be positive')
-    scale = np.where(model.jtype == 0, np.pi / 180, 1e-3)
-    res = run(urdf, np.array(start) * scale, np.array(goal) * scale, args.duration,
-              mode=args.mode, kp=args.kp, kd=args.kd, integrator=args.integrator)
-    print(summary(res))
-    plot(res, args.plot)
+    to_si = np.where(model.jtype == 0, np.pi / 180 if args.degrees else 1.0, 1.0)
+    start, goal, duration = default_motion(model)
+    if args.urdf is None:
+        start, goal, duration = NOTES_2R[0], NOTES_2R[1], 2.0
+    for name, given in (('start', args.start), ('goal', args.goal)):
+        if given is not None and len(given) != model.n:
+            ap.error(f'--{name} needs {model.n} values ({", ".join(model.joint_names)})')
+    if args.start is not None:
+        start = np.array(args.start) * to_si
+    if args.goal is not None:
+        goal = np.array(args.goal) * to_si
+    if args.duration is not None:
+        if not args.duration > 0:
+            ap.error('--duration must be positive')
+        duration = args.duration
+    elif args.start is not None or args.goal is not None:
+        duration = motion_time(model, start, goal)
+    if not 0 <= args.friction_compensation <= 1:
+        ap.error('--friction-compensation is a share in [0, 1]')
+    try:
+        res = run(urdf, start, goal, duration, mode=args.mode, kp=args.kp, kd=args.kd,
+                  integrator=args.integrator, friction_compensation=args.friction_compensation)
+    except RuntimeError as e:
+        print(f'closed-loop-demo: {e}', file=sys.stderr)
+        return 1
+    print(summary(res, args.degrees))
+    plot(res, args.plot, args.degrees)
     print(f'\nplot: {args.plot}   (node logs: {res["log_dir"]})')
-    return 0
+    problems = failures(res, args.max_rms)
+    for p in problems:
+        print(f'closed-loop-demo: FAILED: {p}', file=sys.stderr)
+    return 1 if problems else 0
 
 
 if __name__ == '__main__':
