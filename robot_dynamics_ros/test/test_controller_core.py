@@ -142,7 +142,7 @@ def test_inverse_dynamics_split(arm):
 
 
 def test_friction_compensation(arm):
-    """b qd + fc tanh(qd / eps), scaled; in the service's split and in every mode's output."""
+    """Compensate b qd + fc tanh(qd / eps), scaled: in the service's split and every mode."""
     b, fc, eps = np.array([0.5, 0.2]), np.array([2.0, 1.0]), 0.05
     c = Controller(arm, friction_compensation=0.8, damping=b, friction=fc,
                    friction_velocity_epsilon=eps, default_positions={'joint1': 0.4})
