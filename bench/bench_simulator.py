@@ -17,9 +17,13 @@ Speed of the ABA simulator: free-running steps per second, and real time in ROS 
 
     bash scripts/dev.sh run python bench/bench_simulator.py [--seconds 10]
 
-1. Free-running (no ROS), panda (9 joints), dt = 1 ms, zero torque: steps per second and the
-   real-time factor they allow, with each integrator. Target: >= 50x real time with
-   semi_implicit_euler.
+1. Free-running (no ROS), panda (9 joints), dt = 1 ms, zero torque, position limits off (no
+   contact: the compiled step alone): steps per second and the real-time factor they allow, with
+   each integrator. Target: >= 50x real time with
+   semi_implicit_euler. Then with the limits active: panda dropped from its start pose (zero
+   clamped into its limits) with zero torque for 5 s, onto its stops (impacts, joints resting on
+   a stop), and z1, whose URDF adds friction and damping on every joint (stiction, sticking
+   joints solved with the stops).
 2. simulator_node on panda at timestep 1 ms, publish_rate 1000 Hz, real_time_factor 1,
    publish_clock true, damping 2 N m s/rad, hold_until_command false (no controller: the arm
    falls), for --seconds: joint_states received per wall second and simulated time over wall
@@ -49,7 +53,7 @@ PANDA = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
 def free_running(integrator, steps):
     model = RobotModel.from_urdf_file(PANDA)
     sim = Simulator(model, dt=1e-3, integrator=integrator, q0=np.full(model.n, 0.1),
-                    max_velocity=1e9)
+                    max_velocity=1e9, position_limits=False)
     tau = np.zeros(model.n)
     sim.step(tau)
     best = 0.0
@@ -60,6 +64,24 @@ def free_running(integrator, steps):
         best = max(best, steps / (time.perf_counter() - t))
         sim.reset(np.full(model.n, 0.1))
     return best
+
+
+def dropped(urdf, seconds=5.0):
+    """Steps per second of a zero-torque drop from the start pose, and what the stops did."""
+    from robot_dynamics_ros.simulation import initial_pose
+    model = RobotModel.from_urdf_file(urdf)
+    q0, _ = initial_pose(model, model.joint_names)
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    sim = Simulator(model, dt=1e-3, q0=np.clip(q0 + 0.01, lo, hi))
+    tau = np.zeros(model.n)
+    steps = int(seconds / 1e-3)
+    impacts = resting = 0
+    t = time.perf_counter()
+    for _ in range(steps):
+        sim.step(tau)
+        impacts += bool(np.any(sim.impulse))
+        resting += bool(np.any(sim.stop_torque))
+    return steps / (time.perf_counter() - t), impacts, resting
 
 
 def in_ros(seconds):
@@ -101,13 +123,20 @@ def in_ros(seconds):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--seconds', type=float, default=10.0)
-    ap.add_argument('--steps', type=int, default=20000)
+    ap.add_argument('--steps', type=int, default=5000)
     args = ap.parse_args()
     print('free-running, panda, dt = 1 ms:')
     for integrator in ('semi_implicit_euler', 'rk4'):
         rate = free_running(integrator, args.steps)
         target = ' (target >= 50x)' if integrator == 'semi_implicit_euler' else ''
         print(f'  {integrator:<20} {rate:9.0f} steps/s = {rate / 1000:6.1f}x real time{target}')
+    erd = os.path.dirname(os.path.dirname(os.path.dirname(PANDA)))
+    for name, urdf in (('panda', PANDA), ('z1', os.path.join(erd, 'z1_description', 'urdf',
+                                                            'z1.urdf'))):
+        rate, impacts, resting = dropped(urdf)
+        print(f'  {name} dropped onto its stops (semi_implicit_euler, 5 s): {rate:9.0f} steps/s '
+              f'= {rate / 1000:6.1f}x real time; {impacts} steps with impacts, {resting} with a '
+              f'joint resting on a stop')
     hz, rtf, p99, worst = in_ros(args.seconds)
     print(f'simulator_node, panda, 1 kHz, {args.seconds:.0f} s: {hz:.0f} joint_states/s received, '
           f'real-time factor {rtf:.3f}; gap between messages p99 {p99:.2f} ms, max {worst:.2f} ms')

@@ -54,12 +54,13 @@ class SimulationDiverged(RuntimeError):
 
 @njit(cache=True)
 def _semi_implicit_euler(model, ws, no_f_ext, q, qd, tau, extra, damping, effort, lower, upper,
-                         friction, v_eps, dt, applied, u, qdd, q_new, qd_new):
+                         friction, v_eps, vmax, dt, applied, u, qdd, q_new, qd_new):
     """
     One semi-implicit Euler step in compiled code (the numpy version costs ~2.5x more).
 
-    Returns 0; -1 when a joint would pass a position limit moving outwards (the impacts are
-    resolved in Python); or 1 + the index of the first joint whose state is NaN/Inf.
+    Returns 0; -1 when a joint would pass a position limit moving outwards (the impacts, or the
+    stop torque of a joint resting on its limit, are resolved in Python); or 1 + the index of the
+    first joint whose state is NaN/Inf or faster than ``vmax``.
     """
     n = q.shape[0]
     for i in range(n):
@@ -78,6 +79,10 @@ def _semi_implicit_euler(model, ws, no_f_ext, q, qd, tau, extra, damping, effort
             return 1 + i
         if (q_new[i] < lower[i] and qd_new[i] < 0) or (q_new[i] > upper[i] and qd_new[i] > 0):
             crossing = -1
+    if crossing == 0:
+        for i in range(n):
+            if abs(qd_new[i]) > vmax[i]:
+                return 1 + i
     return crossing
 
 
@@ -128,6 +133,8 @@ class Simulator:
                     if integrator == 'semi_implicit_euler' and np.any(self.damping > 0)
                     else model)
         self._frictionless = not np.any(self.static_friction > 0)
+        self._fast = self._frictionless and integrator == 'semi_implicit_euler'
+        self._no_vmax = np.full(n, np.inf)      # the general path checks speeds after impacts
         self._no_torque = np.zeros(n)
         self._u, self._qdd = np.zeros(n), np.zeros(n)
 
@@ -237,6 +244,23 @@ class Simulator:
         """Advance by dt with joint torques ``tau`` (model order); returns (q, qd)."""
         tau = np.asarray(tau, dtype=float)
         q, qd, dt = self.q, self.qd, self.dt
+        n = self.model.n
+        if self._fast:
+            # the common case in one compiled call: no friction, no joint pushed into a limit
+            m = self._fd
+            q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
+            status = _semi_implicit_euler(m._model, m._ws, m._no_f_ext, q, qd, tau,
+                                          self._no_torque, self.damping, self.effort,
+                                          self.lower, self.upper, self.friction, self.v_eps,
+                                          self.max_velocity, dt, applied, self._u,
+                                          self._qdd, q_new, qd_new)
+            if status == 0:
+                self.q, self.qd, self.applied = q_new, qd_new, applied
+                self.stop_torque = self.impulse = self._no_torque
+                self.t += dt
+                return self.q, self.qd
+            if status > 0:
+                self._diverged(status - 1, q_new, qd_new)
         clamped = np.clip(tau, -self.effort, self.effort)
         resting = (np.any(q <= self.lower) or np.any(q >= self.upper))
         if self._frictionless and not resting:
@@ -244,12 +268,13 @@ class Simulator:
         else:
             friction, stop = self.resting_torques(q, qd, clamped - self.damping * qd)
         if self.integrator == 'semi_implicit_euler':
-            m, n = self._fd, self.model.n
+            m = self._fd
             q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
             status = _semi_implicit_euler(m._model, m._ws, m._no_f_ext, q, qd, tau,
                                           friction + stop, self.damping, self.effort,
-                                          self.lower, self.upper, self.friction, self.v_eps, dt,
-                                          applied, self._u, self._qdd, q_new, qd_new)
+                                          self.lower, self.upper, self.friction, self.v_eps,
+                                          self._no_vmax, dt, applied, self._u, self._qdd,
+                                          q_new, qd_new)
             if status > 0:
                 self._diverged(status - 1, q_new, qd_new)
         else:
