@@ -67,7 +67,7 @@ def free_running(integrator, steps):
 
 
 def dropped(urdf, seconds=5.0):
-    """Steps per second of a zero-torque drop from the start pose, and what the stops did."""
+    """Time a zero-torque drop from the start pose: steps per second, and what the stops did."""
     from robot_dynamics_ros.simulation import initial_pose
     model = RobotModel.from_urdf_file(urdf)
     q0, _ = initial_pose(model, model.joint_names)
@@ -131,8 +131,8 @@ def main():
         target = ' (target >= 50x)' if integrator == 'semi_implicit_euler' else ''
         print(f'  {integrator:<20} {rate:9.0f} steps/s = {rate / 1000:6.1f}x real time{target}')
     erd = os.path.dirname(os.path.dirname(os.path.dirname(PANDA)))
-    for name, urdf in (('panda', PANDA), ('z1', os.path.join(erd, 'z1_description', 'urdf',
-                                                            'z1.urdf'))):
+    z1 = os.path.join(erd, 'z1_description', 'urdf', 'z1.urdf')
+    for name, urdf in (('panda', PANDA), ('z1', z1)):
         rate, impacts, resting = dropped(urdf)
         print(f'  {name} dropped onto its stops (semi_implicit_euler, 5 s): {rate:9.0f} steps/s '
               f'= {rate / 1000:6.1f}x real time; {impacts} steps with impacts, {resting} with a '

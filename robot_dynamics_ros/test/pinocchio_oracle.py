@@ -90,6 +90,9 @@ class Oracle:
         M = np.triu(M) + np.triu(M, 1).T
         return self.ours(M)
 
+    def coriolis(self, q, qd):
+        return self.ours(pin.computeCoriolisMatrix(self.pm, self.pd, self.q(q), self.v(qd)))
+
     def aba(self, q, qd, tau, f_ext=None):
         args = (self.pm, self.pd, self.q(q), self.v(qd), self.v(tau))
         if f_ext is not None:

@@ -16,8 +16,8 @@
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, crba, gravity_torques,
-                                         rnea)
+from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, coriolis_matrix, crba,
+                                         gravity_torques, momentum, rnea)
 
 from conftest import robot_urdf
 from pinocchio_oracle import Oracle
@@ -99,3 +99,25 @@ def test_energy_rate_equals_power(robot):
         Mdot = (crba(m, q + h * qd) - crba(m, q - h * qd)) / (2 * h)
         c = bias_torques(m, q, qd) - gravity_torques(m, q)
         assert qd @ c == pytest.approx(0.5 * qd @ Mdot @ qd, rel=1e-6, abs=1e-6)
+
+
+def test_coriolis_matrix_factorizes_c_and_makes_mdot_minus_2c_skew(robot):
+    """
+    C qd = c (RNEA's bias minus gravity), and dM/dt - 2C is skew-symmetric.
+
+    dM/dt from a central difference of CRBA along qd: independent of how C is computed.
+    """
+    _, _, m = robot
+    Q, QD, _ = states(m)
+    h = 1e-6
+    for q, qd in zip(Q, QD):
+        C = coriolis_matrix(m, q, qd)
+        c = bias_torques(m, q, qd) - gravity_torques(m, q)
+        np.testing.assert_allclose(C @ qd, c, rtol=1e-10, atol=1e-10)
+        Mdot = (crba(m, q + h * qd) - crba(m, q - h * qd)) / (2 * h)
+        S = Mdot - 2 * C
+        scale = max(1.0, np.abs(Mdot).max())
+        assert np.abs(S + S.T).max() <= 1e-6 * scale
+        # linear in qd for fixed q: C(q, a qd) = a C(q, qd)
+        np.testing.assert_allclose(coriolis_matrix(m, q, 3 * qd), 3 * C, rtol=1e-10, atol=1e-10)
+        np.testing.assert_allclose(momentum(m, q, qd), crba(m, q) @ qd, rtol=1e-10, atol=1e-10)

@@ -27,8 +27,8 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, crba, example_urdf,
-                                         gravity_torques, rnea)
+from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, coriolis_matrix, crba,
+                                         example_urdf, gravity_torques, momentum, rnea)
 
 from conftest import erd_root
 from pinocchio_oracle import Oracle
@@ -117,6 +117,12 @@ def test_every_algorithm_matches_pinocchio(rel):
         assert rel_err(bias_torques(model, q, qd), oracle.bias(q, qd)) <= RTOL, 'bias'
         M = crba(model, q)
         assert rel_err(M, oracle.crba(q)) <= RTOL, 'crba'
+        # relative to the size C has in general (|M| |qd|): iris's rotors spin about their own
+        # symmetry axes, so its C is 1e-20 of rounding on both sides
+        C, C_ref = coriolis_matrix(model, q, qd), oracle.coriolis(q, qd)
+        scale = max(np.abs(C_ref).max(), np.abs(M).max() * np.abs(qd).max())
+        assert np.abs(C - C_ref).max() <= RTOL * scale, 'C'
+        assert rel_err(momentum(model, q, qd), M @ qd) <= RTOL, 'momentum'
         tau = rng.normal(size=model.n)
         ref = oracle.aba(q, qd, tau)
         if model.massless_joints:

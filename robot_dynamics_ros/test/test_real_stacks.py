@@ -450,11 +450,19 @@ def test_ctrl_c_twice_exits_cleanly(tmp_path, name):
         assert 'Traceback' not in out and 'KeyboardInterrupt' not in out, out
 
 
-def test_the_controller_computes_with_the_armature(ros, tmp_path):
-    """armature:=[...] adds the rotor inertias to the mass matrix the controller computes with."""
+def test_the_controller_computes_with_the_armature_and_friction_compensation(ros, tmp_path):
+    """
+    Rotor inertias and friction compensation, as the service reports them.
+
+    armature:=[...] adds the rotor inertias to the mass matrix the controller computes with;
+    friction_compensation:=0.5 with damping/friction parameters adds half of b qd + fc tanh(qd /
+    0.01), reported as the service's friction part.
+    """
     from robot_dynamics_msgs.srv import InverseDynamics
     from robot_dynamics_ros.dynamics import rnea
-    proc, peer = start(tmp_path, 'arm_rotor', 'rotor', '-p', 'armature:=[0.1, 0.2]')
+    proc, peer = start(tmp_path, 'arm_rotor', 'rotor', '-p', 'armature:=[0.1, 0.2]',
+                       '-p', 'friction_compensation:=0.5', '-p', 'damping:=[0.4, 0.3]',
+                       '-p', 'friction:=[2.0]')
     try:
         with open(example_urdf('planar_2r'), encoding='utf-8') as f:
             xml = f.read()
@@ -467,9 +475,11 @@ def test_the_controller_computes_with_the_armature(ros, tmp_path):
             name=['joint1', 'joint2'], position=q, velocity=qd, acceleration=qdd))
         assert answer.success, answer.message
         model = RobotModel.from_urdf(xml)
+        friction = 0.5 * (np.array([0.4, 0.3]) * qd + 2.0 * np.tanh(np.array(qd) / 0.01))
+        np.testing.assert_allclose(answer.friction, friction, atol=1e-12)
         np.testing.assert_allclose(answer.effort, rnea(model.with_armature([0.1, 0.2]), q, qd,
-                                                       qdd), atol=1e-9)
-        np.testing.assert_allclose(np.array(answer.effort) - rnea(model, q, qd, qdd),
+                                                       qdd) + friction, atol=1e-9)
+        np.testing.assert_allclose(np.array(answer.effort) - friction - rnea(model, q, qd, qdd),
                                    [0.1 * 1.0, 0.2 * -2.0], atol=1e-9)
     finally:
         stop(proc, peer)

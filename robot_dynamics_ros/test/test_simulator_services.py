@@ -146,11 +146,13 @@ def test_a_halt_is_reported_on_diagnostics_and_the_held_state_keeps_coming(tmp_p
     # velocity limits of 0.01 rad/s: the halt threshold (100x) is 1 rad/s, which the arm
     # falling from its start pose passes within a second
     urdf.write_text(xml.replace('velocity="', 'velocity="0.01" old_velocity="'))
-    b = Bench(tmp_path, 'halting', '-p', 'hold_until_command:=false',
-              '-p', 'initial_positions:=[0.5, -0.3]', urdf=str(urdf))
+    b = Bench(tmp_path, 'halting', '-p', 'initial_positions:=[0.5, -0.3]', urdf=str(urdf))
     try:
-        assert b.spin_until(lambda: any(s.level == DiagnosticStatus.OK for s in b.diagnostics),
-                            20), b.proc.log()
+        # held by its brakes: OK at 1 Hz
+        assert b.spin_until(lambda: any(s.level == DiagnosticStatus.OK and 'brakes' in s.message
+                                        for s in b.diagnostics), 20), b.proc.log()
+        # a zero command releases the brakes: the arm falls and halts
+        b.pub.publish(Float64MultiArray(data=[0.0, 0.0]))
         assert b.spin_until(lambda: any(s.level == DiagnosticStatus.ERROR
                                         for s in b.diagnostics), 20), b.proc.log()
         error = [s for s in b.diagnostics if s.level == DiagnosticStatus.ERROR][0]
@@ -161,7 +163,7 @@ def test_a_halt_is_reported_on_diagnostics_and_the_held_state_keeps_coming(tmp_p
         held = b.states[-1]
         assert all(v == 0.0 for v in held.velocity) and np.all(np.isfinite(held.position))
         n = len(b.diagnostics)
-        assert b.call(Trigger, 'reset', Trigger.Request()).success
+        assert b.call(Trigger, 'reset', Trigger.Request()).success      # brakes on again
         assert b.spin_until(lambda: any(s.level == DiagnosticStatus.OK
                                         for s in b.diagnostics[n:]), 5)
     finally:

@@ -21,10 +21,11 @@ No ROS import here; usable as a plain library::
     model = RobotModel.from_urdf_file('arm.urdf')
     tau = rnea(model, q, qd, qdd)
 """
-from .algorithms import aba, bias_torques, crba, gravity_torques, rnea
+from .algorithms import aba, bias_torques, coriolis_matrix, crba, gravity_torques, momentum, rnea
 from .model import PRISMATIC, REVOLUTE, RobotModel, mcI, plux
 
 __all__ = ['RobotModel', 'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba', 'warmup',
+           'coriolis_matrix', 'momentum',
            'REVOLUTE', 'PRISMATIC', 'mcI', 'plux', 'example_urdf']
 
 

@@ -167,6 +167,41 @@ def aba(model, q, qd, tau, f_ext=None):
     return qdd
 
 
+def coriolis_matrix(model, q, qd):
+    """
+    Compute the Coriolis matrix C(q, qd): C qd = c(q, qd) and dM/dt - 2 C is skew-symmetric.
+
+    The Christoffel-consistent factorization (the one of Pinocchio's computeCoriolisMatrix), in
+    O(n^2) by a recursion over the tree (Echeandia & Wensing 2021), not by differences.
+    """
+    C = np.empty((model.n, model.n))
+    try:
+        K.coriolis_one(model._model, model._ws, model._ws_c, q, qd, C)
+        return C
+    except (TypeError, ValueError):   # not the fast path's types or shapes: check below
+        pass
+    q, qd = _states(model, q, (qd, 'qd'))
+    if q.ndim != 1:
+        raise ValueError('coriolis_matrix takes one state (n,), not a batch')
+    K.coriolis_one(model._model, model._ws, model._ws_c, q, qd, C)
+    return C
+
+
+def momentum(model, q, qd):
+    """Compute the generalized momentum p = M(q) qd, in O(n) without forming M."""
+    p = np.empty(model.n)
+    try:
+        K.momentum_one(model._model, model._ws, q, qd, p)
+        return p
+    except (TypeError, ValueError):   # not the fast path's types or shapes: check below
+        pass
+    q, qd = _states(model, q, (qd, 'qd'))
+    if q.ndim != 1:
+        raise ValueError('momentum takes one state (n,), not a batch')
+    K.momentum_one(model._model, model._ws, q, qd, p)
+    return p
+
+
 def _singular(model):
     d = K.articulated_inertias(model._ws, model.n)
     names = [j for j, di in zip(model.joint_names, d) if not di > 0]

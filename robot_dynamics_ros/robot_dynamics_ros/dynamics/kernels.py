@@ -285,6 +285,176 @@ def FDab(model, ws, q, qd, tau, f_ext, qdd):
     return singular
 
 
+@njit(cache=True, inline='always')
+def _skew_at(out, r, c, x, y, z):
+    """Write skew([x, y, z]) (the cross-product matrix) into out[r:r+3, c:c+3]."""
+    out[r, c], out[r, c + 1], out[r, c + 2] = 0.0, -z, y
+    out[r + 1, c], out[r + 1, c + 1], out[r + 1, c + 2] = z, 0.0, -x
+    out[r + 2, c], out[r + 2, c + 1], out[r + 2, c + 2] = -y, x, 0.0
+
+
+@njit(cache=True, inline='always')
+def _crm6(out, v):
+    """Write crm(v) = [w x, 0; u x, w x], the motion cross product as a matrix, into out."""
+    for i in range(3):
+        for j in range(3):
+            out[i, j + 3] = 0.0
+    _skew_at(out, 0, 0, v[0], v[1], v[2])
+    _skew_at(out, 3, 3, v[0], v[1], v[2])
+    _skew_at(out, 3, 0, v[3], v[4], v[5])
+
+
+@njit(cache=True, inline='always')
+def _minus_skew_add(out, r, c, x, y, z, s):
+    """Add -s skew([x, y, z]) into out[r:r+3, c:c+3]."""
+    out[r, c + 1] += s * z
+    out[r, c + 2] -= s * y
+    out[r + 1, c] -= s * z
+    out[r + 1, c + 2] += s * x
+    out[r + 2, c] += s * y
+    out[r + 2, c + 1] -= s * x
+
+
+def coriolis_workspace(n):
+    """Scratch of the Coriolis kernel: X0 (n,4,3) | Sw, Sd, v (n,6) | Ic, Bc (n,6,6) | 4 x 6x6."""
+    return np.zeros(n * (12 + 18 + 72) + 4 * 36)
+
+
+@njit(cache=True)
+def Coriolis_C(model, ws, wc, q, qd, C):
+    """
+    Compute C(q, qd) with C qd = c(q, qd) and dM/dt - 2C skew-symmetric (Christoffel-consistent).
+
+    Echeandia & Wensing's body-level factorization, in world coordinates: C = sum over bodies b
+    of J_b^T (B_b J_b + I_b dJ_b/dt) with B_b = (v_b x* I_b - I_b v_b x + (I_b v_b) xbar) / 2,
+    evaluated in O(n^2) with composite I and B: for k an ancestor of i (or i),
+    C[i, k] = S_i . (Bc_i S_k + Ic_i dS_k) and C[k, i] = S_k . (Bc_i S_i + Ic_i dS_i), where
+    dS_k = v_k x S_k is the motion subspace's rate of change in world coordinates.
+    """
+    n = C.shape[0]
+    parent, jtype, S, Xtree, axis, I, _, _ = _model(model, n)
+    Xup, _, _, _, _ = _ws_rnea(ws, n)
+    X0 = _view(wc, 0, (n, 4, 3))
+    SSv = _view(wc, 12 * n, (3, n, 6))
+    Sw, Sd, v = SSv[0], SSv[1], SSv[2]
+    IB = _view(wc, 30 * n, (2, n, 6, 6))
+    Ic, Bc = IB[0], IB[1]
+    M4 = _view(wc, 102 * n, (4, 6, 6))
+    X6, I6, T, W = M4[0], M4[1], M4[2], M4[3]
+    for i in range(n):
+        jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])
+        p = int(parent[i])
+        E, r = Xup[i], Xup[i, 3]
+        # X0[i] = Xup[i] X0[p]: world -> body i, kept as [E; r] (r: origin of i in world)
+        for a in range(3):
+            for b in range(3):
+                if p < 0:
+                    X0[i, a, b] = E[a, b]
+                else:
+                    s = 0.0
+                    for k in range(3):
+                        s += E[a, k] * X0[p, k, b]
+                    X0[i, a, b] = s
+        for a in range(3):
+            if p < 0:
+                X0[i, 3, a] = r[a]
+            else:
+                s = X0[p, 3, a]
+                for k in range(3):
+                    s += X0[p, k, a] * r[k]
+                X0[i, 3, a] = s
+        # S in world coordinates: w = E^T w_i, u = E^T u_i + r x w
+        E0, r0 = X0[i], X0[i, 3]
+        for a in range(3):
+            Sw[i, a] = E0[0, a] * S[i, 0] + E0[1, a] * S[i, 1] + E0[2, a] * S[i, 2]
+            Sw[i, a + 3] = E0[0, a] * S[i, 3] + E0[1, a] * S[i, 4] + E0[2, a] * S[i, 5]
+        Sw[i, 3] += r0[1] * Sw[i, 2] - r0[2] * Sw[i, 1]
+        Sw[i, 4] += r0[2] * Sw[i, 0] - r0[0] * Sw[i, 2]
+        Sw[i, 5] += r0[0] * Sw[i, 1] - r0[1] * Sw[i, 0]
+        for k in range(6):
+            v[i, k] = (0.0 if p < 0 else v[p, k]) + Sw[i, k] * qd[i]
+            Sd[i, k] = 0.0
+        crm_add(Sd[i], v[i], Sw[i], 1.0)                               # dS = v x S
+        # the body's inertia in world coordinates: X0^T I X0
+        plux6(X6, X0[i])
+        inertia6(I6, I[i])
+        for a in range(6):
+            for b in range(6):
+                Ic[i, a, b] = 0.0
+        congruence_add(Ic[i], X6, I6, T)
+        # B = (crf(v) I - I crm(v) + fbar(I v)) / 2;  crf(v) = -crm(v)^T
+        _crm6(W, v[i])
+        for a in range(6):
+            for b in range(6):
+                s = 0.0
+                for k in range(6):
+                    s += -W[k, a] * Ic[i, k, b] - Ic[i, a, k] * W[k, b]
+                Bc[i, a, b] = 0.5 * s
+        h = T[0]                                                         # I v (force)
+        for a in range(6):
+            s = 0.0
+            for k in range(6):
+                s += Ic[i, a, k] * v[i, k]
+            h[a] = s
+        # + fbar(h) / 2, fbar(f) v = v x* f:  [-n x, -f x; -f x, 0] for h = [n; f]
+        _minus_skew_add(Bc[i], 0, 0, h[0], h[1], h[2], 0.5)
+        _minus_skew_add(Bc[i], 0, 3, h[3], h[4], h[5], 0.5)
+        _minus_skew_add(Bc[i], 3, 0, h[3], h[4], h[5], 0.5)
+    for i in range(n - 1, -1, -1):                                      # composites
+        p = int(parent[i])
+        if p >= 0:
+            for a in range(6):
+                for b in range(6):
+                    Ic[p, a, b] += Ic[i, a, b]
+                    Bc[p, a, b] += Bc[i, a, b]
+    F = T[1]
+    G = T[2]
+    for i in range(n):
+        # G = Bc_i S_i + Ic_i dS_i: pairs (k ancestor of i, i)
+        for a in range(6):
+            s = 0.0
+            for k in range(6):
+                s += Bc[i, a, k] * Sw[i, k] + Ic[i, a, k] * Sd[i, k]
+            G[a] = s
+        k = i
+        while k >= 0:
+            for a in range(6):
+                s = 0.0
+                for b in range(6):
+                    s += Bc[i, a, b] * Sw[k, b] + Ic[i, a, b] * Sd[k, b]
+                F[a] = s
+            C[i, k] = dot6(Sw[i], F)                                    # S_i . (Bc_i S_k + ..)
+            if k != i:
+                C[k, i] = dot6(Sw[k], G)                                # S_k . (Bc_i S_i + ..)
+            k = int(parent[k])
+    # entries between joints on different branches stay zero
+    return 0
+
+
+@njit(cache=True)
+def momentum(model, ws, q, qd, p):
+    """Compute the generalized momentum p = M(q) qd without M: S_i . sum of subtree I v."""
+    n = p.shape[0]
+    parent, jtype, S, Xtree, axis, I, armature, _ = _model(model, n)
+    Xup, v, _, h, _ = _ws_rnea(ws, n)
+    for i in range(n):
+        jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])
+        pp = int(parent[i])
+        if pp < 0:
+            for k in range(6):
+                v[i, k] = S[i, k] * qd[i]
+        else:
+            Xmotion(v[i], Xup[i], v[pp])
+            for k in range(6):
+                v[i, k] += S[i, k] * qd[i]
+        Imul(h[i], I[i], v[i])                                          # h = I v
+    for i in range(n - 1, -1, -1):
+        p[i] = dot6(S[i], h[i]) + armature[i] * qd[i]
+        pp = int(parent[i])
+        if pp >= 0:
+            XTforce_add(h[pp], Xup[i], h[i])
+
+
 # ---- entry points: check shapes, run; batches loop in compiled code ----------------------------
 # Explicit signatures: compiled (or loaded from numba's cache) at import, and a call with other
 # types (a list, int64, a strided view, ...) raises TypeError at once instead of compiling; the
@@ -348,6 +518,23 @@ def aba_one(model, ws, q, qd, tau, f_ext, qdd):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)
     return FDab(model, ws, q, qd, tau, f_ext, qdd)
+
+
+@njit([types.void(_RO1, _V[1], _V[1], _V[1], _V[1], _V[2])], cache=True)
+def coriolis_one(model, ws, wc, q, qd, C):
+    n = _nbodies(model)
+    _check(n, q), _check(n, qd), _check_dims(C, n, n)
+    for i in range(n):
+        for j in range(n):
+            C[i, j] = 0.0
+    Coriolis_C(model, ws, wc, q, qd, C)
+
+
+@njit([_sig(1, 1, 1)], cache=True)
+def momentum_one(model, ws, q, qd, p):
+    n = _nbodies(model)
+    _check(n, q), _check(n, qd), _check(n, p)
+    momentum(model, ws, q, qd, p)
 
 
 @njit([_sig(2, 2, 2, 3, 2)], cache=True)

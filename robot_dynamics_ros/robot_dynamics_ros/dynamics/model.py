@@ -225,6 +225,7 @@ class RobotModel:
                                          self.Xtree_r, self.axis, self.mass, self.h,
                                          I[:, :3, :3], self.armature, np.zeros(6))
         self._ws = kernels.workspace(n)
+        self._ws_c = kernels.coriolis_workspace(n)
         self._zeros = np.zeros(n)               # qdd of bias_torques
         self._no_f_ext = np.zeros((n, 6))       # f_ext when there is none
         self.gravity = gravity
@@ -267,6 +268,7 @@ class RobotModel:
         other = object.__new__(RobotModel)
         other.__dict__.update(self.__dict__)
         other._ws = np.zeros_like(self._ws)
+        other._ws_c = np.zeros_like(self._ws_c)
         other._zeros = np.zeros_like(self._zeros)
         other._no_f_ext = np.zeros_like(self._no_f_ext)
         return other

@@ -15,6 +15,7 @@
 """Pieces both nodes share: the robot_description source, parameter and logging helpers, main()."""
 import signal
 import sys
+import textwrap
 import time
 
 import rclpy
@@ -122,8 +123,10 @@ def usage(executable, node_name, summary, parameters, interfaces):
         kind_name = kind if isinstance(kind, str) else kind.__name__
         shown = repr(default) if default != '' else "''"
         lines.append(f'  {name} ({kind_name}{", read-only" if read_only else ""}) = {shown}')
-        lines.append(f'      {text}')
-    lines += [''] + list(interfaces)
+        lines += textwrap.wrap(text, 99, initial_indent=' ' * 6, subsequent_indent=' ' * 6)
+    lines.append('')
+    for text in interfaces:
+        lines += textwrap.wrap(text, 99, subsequent_indent=' ' * 12)
     return '\n'.join(lines)
 
 

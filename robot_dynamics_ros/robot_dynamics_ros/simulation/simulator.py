@@ -53,7 +53,7 @@ class SimulationDiverged(RuntimeError):
 
 
 @njit(cache=True)
-def _semi_implicit_euler(model, ws, no_f_ext, q, qd, tau, extra, damping, effort, lower, upper,
+def _semi_implicit_euler(model, ws, f_ext, q, qd, tau, extra, damping, effort, lower, upper,
                          friction, v_eps, vmax, dt, applied, u, qdd, q_new, qd_new):
     """
     One semi-implicit Euler step in compiled code (the numpy version costs ~2.5x more).
@@ -66,7 +66,7 @@ def _semi_implicit_euler(model, ws, no_f_ext, q, qd, tau, extra, damping, effort
     for i in range(n):
         applied[i] = min(max(tau[i], -effort[i]), effort[i])
         u[i] = applied[i] + extra[i] - damping[i] * qd[i]
-    FDab(model, ws, q, qd, u, no_f_ext, qdd)
+    FDab(model, ws, q, qd, u, f_ext, qdd)
     for i in range(n):
         qd_new[i] = qd[i] + dt * qdd[i]
         # Coulomb friction does not reverse a motion within a step: the joint stops
@@ -137,6 +137,25 @@ class Simulator:
         self._no_vmax = np.full(n, np.inf)      # the general path checks speeds after impacts
         self._no_torque = np.zeros(n)
         self._u, self._qdd = np.zeros(n), np.zeros(n)
+        self.wrenches = {}                  # link -> [fx, fy, fz, tx, ty, tz] in the link frame
+        self._f_ext = np.zeros((n, 6))      # the same as body wrenches, as the kernels take them
+
+    def set_wrench(self, link, wrench):
+        """
+        Apply a constant wrench to ``link`` from now on (None or zeros: remove it).
+
+        ``wrench`` = [fx, fy, fz, tx, ty, tz] (N, N m) in the link frame, about its origin, as
+        ``rnea``'s f_ext. The environment pushes: it enters ABA as an external force.
+        """
+        from ..dynamics.algorithms import _f_ext
+        self.model.link_frame(link)         # KeyError naming an unknown link
+        wrenches = dict(self.wrenches)
+        if wrench is None or not np.any(wrench):
+            wrenches.pop(link, None)
+        else:
+            wrenches[link] = np.asarray(wrench, dtype=float)
+        self._f_ext = _f_ext(self.model, wrenches, np.zeros(self.model.n))    # checks finite
+        self.wrenches = wrenches
 
     def reset(self, q0, qd0=None):
         n = self.model.n
@@ -171,7 +190,7 @@ class Simulator:
         hi = np.where(sticking, fs, 0.0)
         hi[at_lower] = np.inf
         lo[at_upper] = -np.inf
-        qdd_free = aba(self._fd, q, qd, tau + friction)
+        qdd_free = aba(self._fd, q, qd, tau + friction, f_ext=self.wrenches or None)
         Minv = np.linalg.inv(crba(self._fd, q))
         active = list(candidates)
         while active:
@@ -194,7 +213,7 @@ class Simulator:
                 if (at_lower[j] and direction < 0) or (at_upper[j] and direction > 0):
                     continue
                 friction[j] = -fc[j] * np.sign(direction)
-                qdd_free = aba(self._fd, q, qd, tau + friction)
+                qdd_free = aba(self._fd, q, qd, tau + friction, f_ext=self.wrenches or None)
         return friction, stop
 
     def _impacts(self, q, qd_new):
@@ -238,7 +257,7 @@ class Simulator:
 
     # ---- stepping -----------------------------------------------------------------------------
     def acceleration(self, q, qd, tau):
-        return aba(self.model, q, qd, tau - self.damping * qd)
+        return aba(self.model, q, qd, tau - self.damping * qd, f_ext=self.wrenches or None)
 
     def step(self, tau):
         """Advance by dt with joint torques ``tau`` (model order); returns (q, qd)."""
@@ -249,7 +268,7 @@ class Simulator:
             # the common case in one compiled call: no friction, no joint pushed into a limit
             m = self._fd
             q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
-            status = _semi_implicit_euler(m._model, m._ws, m._no_f_ext, q, qd, tau,
+            status = _semi_implicit_euler(m._model, m._ws, self._f_ext, q, qd, tau,
                                           self._no_torque, self.damping, self.effort,
                                           self.lower, self.upper, self.friction, self.v_eps,
                                           self.max_velocity, dt, applied, self._u,
@@ -270,7 +289,7 @@ class Simulator:
         if self.integrator == 'semi_implicit_euler':
             m = self._fd
             q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
-            status = _semi_implicit_euler(m._model, m._ws, m._no_f_ext, q, qd, tau,
+            status = _semi_implicit_euler(m._model, m._ws, self._f_ext, q, qd, tau,
                                           friction + stop, self.damping, self.effort,
                                           self.lower, self.upper, self.friction, self.v_eps,
                                           self._no_vmax, dt, applied, self._u, self._qdd,
