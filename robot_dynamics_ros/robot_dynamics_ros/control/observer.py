@@ -24,8 +24,9 @@ the DLR-III lightweight manipulator arm", 2006):
 
 Discretely, between two samples, with the motor torque tau and tau_ext held constant over the
 interval (what a drive applies between two commands), tau_ext is exactly
-u = (p(t1) - p(t0) - tau dt - integral of (C^T qd - g) dt) / dt (that integral by the trapezoid
-rule), and the filter's exact step for a constant input is
+u = (p(t1) - p(t0) - tau dt - integral of (C^T qd - g) dt) / dt (that integral by the quadratic
+through the last three samples, third order, or the trapezoid rule after a reset), and the
+filter's exact step for a constant input is
 r <- exp(-K_O dt) r + (1 - exp(-K_O dt)) u, so any sample rate, even an irregular one, works.
 """
 import numpy as np
@@ -47,11 +48,12 @@ class MomentumObserver:
         self.gain = g
         self.r = np.zeros(model.n)
         self._last = None           # (t, p, C^T qd - g) of the previous sample
+        self._before = None         # (t, C^T qd - g) of the one before
 
     def reset(self, q=None, qd=None, t=None):
         """Start again from zero (at the state q, qd at time t, when given)."""
         self.r = np.zeros(self.model.n)
-        self._last = None
+        self._last = self._before = None
         if q is not None:
             self._last = (t, momentum(self.model, q, qd), None)
 
@@ -81,8 +83,16 @@ class MomentumObserver:
             return self.r
         if w0 is None:              # reset at a state: take this sample's C^T qd - g for both
             w0 = w
-        u = (p - p0) / dt - tau - 0.5 * (w + w0)
+        if self._before is not None and 0 < t0 - self._before[0] < 10 * dt:
+            # the quadratic through (t_before, t0, t) integrated over [t0, t]
+            h1, h2, wb = t0 - self._before[0], dt, self._before[1]
+            mean = (-h2 * h2 / (6 * h1 * (h1 + h2)) * wb + (h2 / (6 * h1) + 0.5) * w0
+                    + (h2 / 3 + h1 / 2) / (h1 + h2) * w)
+        else:
+            mean = 0.5 * (w + w0)
+        u = (p - p0) / dt - tau - mean
         a = np.exp(-self.gain * dt)
         self.r = a * self.r + (1.0 - a) * u
+        self._before = (t0, w0)
         self._last = (t, p, w)
         return self.r
