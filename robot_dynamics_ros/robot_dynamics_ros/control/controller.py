@@ -127,6 +127,8 @@ class Controller:
         self.reset_state()
         self.trajectory = None        # (JointTrajectory, model indices, q at arrival)
         self.hold = None              # q_d of computed_torque without a trajectory
+        self.reaction = None          # after a collision: 'hold' or 'float' (see react)
+        self.reaction_q = None
         self._maps = {}     # joint_state names -> (model indices, message indices, commanded)
 
     # ---- configuration ---------------------------------------------------------------------
@@ -180,6 +182,24 @@ class Controller:
             values.append(x)
         self.friction_scale, self.friction_epsilon = float(scale), float(epsilon)
         self.friction_b, self.friction_fc = values
+
+    def react(self, kind, q):
+        """
+        React to a collision detected at q: ``hold`` or ``float``, until ``clear_reaction``.
+
+        ``hold``: computed-torque hold of q (kp, kd), whatever the mode; ``float``: gravity
+        compensation only, so a person can push the arm away. The trajectory is dropped.
+        """
+        if kind not in ('hold', 'float'):
+            raise ValueError(f'reaction must be hold or float, got "{kind}"')
+        self.trajectory = None
+        self.hold = None
+        self.reaction, self.reaction_q = kind, np.array(q, dtype=float)
+
+    def clear_reaction(self):
+        """Back to the mode's behaviour (without the dropped trajectory: it holds or floats)."""
+        self.reaction = self.reaction_q = None
+        self.hold = None
 
     def friction_torque(self, qd):
         """Return the friction compensation for model joint velocities qd (zero when off)."""
@@ -322,6 +342,8 @@ class Controller:
         ``des``: the desired state at t when the caller has it already.
         """
         m = self.model
+        if self.reaction is not None:
+            return self._reaction_torque(q, qd)
         if des is None and self.mode != 'gravity':
             des = self.desired(t, q)
         # friction compensation: on the desired velocity along a trajectory, else the measured
@@ -341,6 +363,15 @@ class Controller:
         if self.hardware_compensates_gravity:
             tau = tau - gravity_torques(m, q)
         return tau + friction
+
+    def _reaction_torque(self, q, qd):
+        m = self.model
+        g = gravity_torques(m, q)
+        if self.reaction == 'float':
+            tau = g
+        else:
+            tau = rnea(m, q, qd, self.kp * (self.reaction_q - q) - self.kd * qd)
+        return tau - g if self.hardware_compensates_gravity else tau
 
     def command(self, q, qd, t, des=None):
         """(efforts of the commanded joints, clamped to the limits; mask of clamped joints)."""

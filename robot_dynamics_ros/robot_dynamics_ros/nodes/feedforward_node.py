@@ -36,14 +36,17 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
+from robot_dynamics_msgs.msg import CollisionEvent
 from robot_dynamics_msgs.srv import InverseDynamics
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
+from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from ..control import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints, payload_model,
                        unknown_joint_keys)
-from ..dynamics import RobotModel
+from ..control import REACTIONS, MomentumObserver, over_threshold, per_joint
+from ..dynamics import RobotModel, gravity_torques
 from .common import (DescriptionSource, Throttle, coerce_numbers, declare, log_at, run_node,
                      usage)
 
@@ -83,6 +86,25 @@ PARAMETERS = {
     'friction': ('float[]', [], 'Coulomb friction fc per model joint for the compensation (one '
                                 'for all or one per joint; empty: the URDF <dynamics friction>)',
                  False),
+    'observer.enabled': (bool, True, 'estimate the external joint torques with the '
+                                     'generalized-momentum observer, on ~/external_torques',
+                         False),
+    'observer.gain': ('float[]', [50.0], 'observer gain K_O (1/s; one for all or one per model '
+                                         'joint): the estimate follows the external torques '
+                                         'with time constant 1/K_O', False),
+    'observer.torque_source': (str, 'auto', 'the motor torques the observer takes: measured (the '
+                                            'effort field of joint_states), commanded (what this '
+                                            'node last sent, plus g(q) with '
+                                            'hardware_compensates_gravity) or auto (measured '
+                                            'when every model joint has an effort, else '
+                                            'commanded)', False),
+    'collision.thresholds': ('float[]', [0.0], 'a collision when an estimated external torque '
+                                               'exceeds its threshold (N m; one for all or one '
+                                               'per model joint; 0: not watched)', False),
+    'collision.reaction': (str, 'hold', 'on a collision: none, hold (computed-torque hold of the '
+                                        'pose at detection, trajectory dropped) or float '
+                                        '(gravity compensation only); until ~/reset_collision',
+                           False),
     'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
                                 'diagonal: one for all or one per model joint (kg m^2; kg for '
                                 'prismatic joints; empty: none)', True),
@@ -92,11 +114,16 @@ INTERFACES = (
     'subscribes: robot_description (std_msgs/String, transient local), joint_states '
     '(sensor_msgs/JointState, best effort), ~/joint_trajectory (trajectory_msgs/JointTrajectory)',
     'publishes:  effort_controller/commands (std_msgs/Float64MultiArray, in joints order), '
-    '~/torques (sensor_msgs/JointState)',
-    'services:   ~/inverse_dynamics (robot_dynamics_msgs/srv/InverseDynamics)',
+    '~/torques (sensor_msgs/JointState), ~/external_torques (sensor_msgs/JointState: the '
+    'observer\'s estimate in effort, the state it belongs to in position and velocity, model '
+    'joints), ~/collision '
+    '(robot_dynamics_msgs/msg/CollisionEvent)',
+    'services:   ~/inverse_dynamics (robot_dynamics_msgs/srv/InverseDynamics), '
+    '~/reset_collision (std_srvs/Trigger: end the reaction to a collision)',
     'per model joint, once the model is known: default_positions.<joint> (float, 0.0) and '
     'effort_limits.<joint> (float, the URDF limit)')
 
+TORQUE_SOURCES = ('auto', 'measured', 'commanded')
 JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
@@ -121,8 +148,14 @@ class FeedforwardNode(Node):
         if problem:
             raise SystemExit(f'[{NODE_NAME}] invalid parameter: {problem}')
 
+        self.observer, self.thresholds = None, None
+        self.efforts = self.effort_seen = self.motor = None     # model order
+        self.collided = False
         self.cmd_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.torque_pub = self.create_publisher(JointState, '~/torques', 10)
+        self.external_pub = self.create_publisher(JointState, '~/external_torques', 10)
+        self.collision_pub = self.create_publisher(CollisionEvent, '~/collision', 10)
+        self.create_service(Trigger, '~/reset_collision', self._on_reset_collision)
         self.create_subscription(JointState, 'joint_states', self._on_joint_states,
                                  JOINT_STATE_QOS)
         self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
@@ -158,7 +191,25 @@ class FeedforwardNode(Node):
             return f'state_timeout must be > 0, got {v["state_timeout"]}'
         if not v['rate'] >= 0:
             return f'rate must be >= 0, got {v["rate"]}'
+        if v['observer.torque_source'] not in TORQUE_SOURCES:
+            return (f'observer.torque_source must be one of {TORQUE_SOURCES}, got '
+                    f'"{v["observer.torque_source"]}"')
+        if v['collision.reaction'] not in REACTIONS:
+            return (f'collision.reaction must be one of {REACTIONS}, got '
+                    f'"{v["collision.reaction"]}"')
         return None
+
+    def _observer(self, ctrl, v, old=None):
+        """Return (observer or None, thresholds) for ``ctrl``'s model (ValueError: no fit)."""
+        n = ctrl.model.n
+        gain = per_joint(v['observer.gain'], n, 'observer.gain', allow_zero=False)
+        thresholds = per_joint(v['collision.thresholds'], n, 'collision.thresholds')
+        if not v['observer.enabled']:
+            return None, thresholds
+        if old is not None and np.array_equal(old.model._model, ctrl.model._model) and \
+                np.array_equal(old.gain, gain):
+            return old, thresholds          # the same model and gains: keep its state
+        return MomentumObserver(ctrl.model, gain), thresholds
 
     def _controller(self, model, v):
         """Build a Controller for ``model`` and parameter values ``v`` (ValueError: no fit)."""
@@ -207,12 +258,16 @@ class FeedforwardNode(Node):
             self._declaring = False
         try:
             ctrl = self._controller(model, values)
+            observer, thresholds = self._observer(ctrl, values)
         except ValueError as e:
             log.error(f'robot_description from {source} does not fit the parameters: {e}; '
                       + ('keeping the previous model' if self.ctrl else 'still no model'))
             return
         self.values = values
         self.model, self.ctrl = model, ctrl
+        self.observer, self.thresholds, self.collided = observer, thresholds, False
+        self.efforts, self.effort_seen = np.zeros(model.n), np.zeros(model.n, dtype=bool)
+        self.motor = np.zeros(model.n)
         self.stale, self.gaps, self.last_update = None, [], None
         self.model_time = time.monotonic()
         why = ('the joints parameter' if self.values['joints']
@@ -248,6 +303,7 @@ class FeedforwardNode(Node):
         if problem is None and model is not None:
             try:
                 ctrl = self._controller(model, v)
+                observer, thresholds = self._observer(ctrl, v, self.observer)
             except ValueError as e:
                 problem = str(e)
         if problem:
@@ -257,11 +313,13 @@ class FeedforwardNode(Node):
             old = self.ctrl
             if old is not None:
                 ctrl.take_state(old)
+                ctrl.reaction, ctrl.reaction_q = old.reaction, old.reaction_q
                 if ctrl.joints == old.joints:
                     ctrl.trajectory = old.trajectory
                     if ctrl.mode == old.mode:
                         ctrl.hold = old.hold
             self.ctrl = ctrl
+            self.observer, self.thresholds = observer, thresholds
         if new_description is not None:
             self.description.use(v['robot_description'], 'parameter robot_description',
                                  new_description)
@@ -292,14 +350,78 @@ class FeedforwardNode(Node):
             self.throttle.warning('foreign', f'joint_states names none of the model\'s joints '
                                              f'({list(msg.name)[:4]}...): ignored')
             return
+        if len(msg.effort) == len(msg.name):
+            self._take_efforts(msg)
         if n_cmd == 0:
             return              # e.g. a gripper's own stream: state updated, no command of its own
         if self.last_update is not None:
             self.gaps = (self.gaps + [now - self.last_update])[-20:]
         self.last_update = now
         self.state_stamp = msg.header.stamp
+        if self.observer is not None and not ctrl.missing_joints():
+            self._observe(msg.header.stamp)
         if self.values['rate'] == 0:
             self._command(now)
+
+    def _take_efforts(self, msg):
+        model = self.ctrl.base_model
+        for name, effort in zip(msg.name, msg.effort):
+            i = model._index.get(name)
+            if i is not None and np.isfinite(effort):
+                self.efforts[i], self.effort_seen[i] = effort, True
+
+    # ---- the observer and collisions ----------------------------------------------------------
+    def _observe(self, stamp):
+        """Update the external-torque estimate with this state; detect and react to collisions."""
+        ctrl, v = self.ctrl, self.values
+        source = v['observer.torque_source']
+        measured = self.effort_seen.all()
+        if source == 'measured' and not measured:
+            missing = [j for j, seen in zip(ctrl.base_model.joint_names, self.effort_seen)
+                       if not seen]
+            self.throttle.warning('effort', f'observer.torque_source is measured but joint_states '
+                                            f'carry no effort for {missing}: no estimate')
+            return
+        tau = self.efforts if source == 'measured' or (source == 'auto' and measured) \
+            else self.motor
+        t = (stamp.sec + 1e-9 * stamp.nanosec if stamp.sec or stamp.nanosec
+             else self.get_clock().now().nanoseconds * 1e-9)
+        r = self.observer.update(ctrl.q, ctrl.qd, tau, t)
+        # the estimate in effort, with the state it belongs to in position and velocity
+        msg = JointState(name=list(ctrl.base_model.joint_names), position=ctrl.q.tolist(),
+                         velocity=ctrl.qd.tolist(), effort=r.tolist())
+        msg.header.stamp = stamp if (stamp.sec or stamp.nanosec) else \
+            self.get_clock().now().to_msg()
+        self.external_pub.publish(msg)
+        over = over_threshold(r, self.thresholds)
+        if over.size and not self.collided:
+            self.collided = True
+            names = [ctrl.base_model.joint_names[i] for i in over]
+            reaction = v['collision.reaction']
+            event = CollisionEvent(header=msg.header, name=names,
+                                   external_torque=r[over].tolist(),
+                                   threshold=self.thresholds[over].tolist(), reaction=reaction)
+            self.collision_pub.publish(event)
+            if reaction != 'none':
+                ctrl.react(reaction, ctrl.q)
+            self.get_logger().error(
+                f'collision: external torques {np.round(r[over], 3).tolist()} N m on {names} over '
+                f'the thresholds {self.thresholds[over].tolist()}; reaction {reaction}' +
+                (' until ~/reset_collision' if reaction != 'none' else ''))
+
+    def _on_reset_collision(self, request, response):
+        ctrl = self.ctrl
+        if ctrl is None:
+            response.success, response.message = False, 'no robot_description yet'
+            return response
+        was = ctrl.reaction
+        ctrl.clear_reaction()
+        self.collided = False
+        response.success = True
+        response.message = ('collision reaction ended' if was else 'no collision reaction was '
+                            'active') + '; collision detection armed'
+        self.get_logger().info(response.message)
+        return response
 
     def _stale(self, now):
         """
@@ -401,6 +523,12 @@ class FeedforwardNode(Node):
     # ---- outputs -----------------------------------------------------------------------------
     def _publish(self, tau, desired=None, stamp=None, now=None):
         self.cmd_pub.publish(Float64MultiArray(data=tau.tolist()))
+        # what the drives apply until the next command: the observer's commanded torques
+        ctrl = self.ctrl
+        self.motor = np.zeros(ctrl.base_model.n)
+        self.motor[ctrl.cmd] = tau
+        if ctrl.hardware_compensates_gravity:
+            self.motor += gravity_torques(ctrl.model, ctrl.q)
         msg = JointState(name=self.ctrl.joints, effort=tau.tolist())
         if stamp is not None and (stamp.sec or stamp.nanosec):
             msg.header.stamp = stamp          # the joint state these efforts answer

@@ -36,7 +36,7 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
-from robot_dynamics_msgs.srv import Step
+from robot_dynamics_msgs.srv import ApplyWrench, Step
 from std_srvs.srv import SetBool, Trigger
 
 from ..control import default_joints
@@ -89,7 +89,8 @@ INTERFACES = (
     '(diagnostic_msgs/DiagnosticArray: OK at 1 Hz, ERROR when the simulation halts)',
     'services:   ~/reset (std_srvs/Trigger: initial pose, brakes on, fault cleared), ~/pause '
     '(std_srvs/SetBool: true pauses, false resumes), ~/step (robot_dynamics_msgs/srv/Step: '
-    'advance N steps while paused)')
+    'advance N steps while paused), ~/apply_wrench (robot_dynamics_msgs/srv/ApplyWrench: push a '
+    'link, in its frame, for a duration of simulated time)')
 
 
 class SimulatorNode(Node):
@@ -122,6 +123,8 @@ class SimulatorNode(Node):
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.create_service(Step, '~/step', self._on_step)
+        self.create_service(ApplyWrench, '~/apply_wrench', self._on_apply_wrench)
+        self.wrench_end = {}            # link -> simulated time its wrench ends
         self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
         self.description = DescriptionSource(self, self._on_model)
         xml, source = v['robot_description'], 'parameter robot_description'
@@ -226,6 +229,9 @@ class SimulatorNode(Node):
                 response.success, response.message = False, 'no model yet'
                 return response
             self.sim.reset(self.q0)
+            for link in list(self.sim.wrenches):            # a fresh start: no pushes either
+                self.sim.set_wrench(link, None)
+            self.wrench_end = {}
             self.command, self.last_command, self.halted = None, None, None
             self.braked = self.values['hold_until_command']     # brakes on again
             self.reanchor = True            # pace from now, not from the old start
@@ -270,6 +276,40 @@ class SimulatorNode(Node):
             self._diagnose()
         return response
 
+    def _on_apply_wrench(self, request, response):
+        w = request.wrench
+        wrench = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
+        with self.lock:
+            sim = self.sim
+            if sim is None:
+                response.success, response.message = False, 'no model yet'
+                return response
+            if request.link not in sim.model.link_names:
+                response.success = False
+                response.message = (f'unknown link "{request.link}" (links of '
+                                    f'{sim.model.name}: {list(sim.model.link_names)})')
+                return response
+            if not np.all(np.isfinite(wrench)) or not np.isfinite(request.duration):
+                response.success, response.message = False, 'the wrench or duration is not finite'
+                return response
+            if request.duration < 0:
+                response.success = False
+                response.message = f'duration must be >= 0 s, got {request.duration}'
+                return response
+            sim.set_wrench(request.link, wrench)
+            self.wrench_end.pop(request.link, None)
+            if np.any(wrench) and request.duration > 0:
+                self.wrench_end[request.link] = sim.t + request.duration
+            t = sim.t
+        response.success, response.time = True, t
+        response.message = (f'removed the wrench on {request.link}' if not np.any(wrench) else
+                            f'force {wrench[:3].tolist()} N, torque {wrench[3:].tolist()} N m on '
+                            f'{request.link} from t = {t:.4f} s' + (
+                                f' for {request.duration} s' if request.duration > 0 else
+                                ' until replaced'))
+        self.get_logger().info(response.message)
+        return response
+
     # ---- the simulation ------------------------------------------------------------------------
     def _advance(self, sim, steps, stale_after):
         """
@@ -291,6 +331,11 @@ class SimulatorNode(Node):
             except SimulationDiverged as e:
                 self._halt(str(e))
                 return k
+            if self.wrench_end:
+                for link, end in list(self.wrench_end.items()):
+                    if sim.t >= end - 1e-9:
+                        sim.set_wrench(link, None)
+                        del self.wrench_end[link]
         return steps
 
     def _halt(self, reason):

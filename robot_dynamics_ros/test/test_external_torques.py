@@ -1,0 +1,192 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+External torques without a torque sensor, over DDS: both nodes as processes.
+
+simulator_node simulates panda (1 kHz, /clock), feedforward_node holds it by computed torque (no
+trajectory, default gains) and runs the momentum observer (default gain 50 1/s, torques from
+the simulator's joint_states effort). A 20 N force on panda_hand for 1 s through
+~/apply_wrench must show on ~/external_torques as J^T F at the held pose within 5 % of its
+largest component (+0.2 N m) from 5/K_O after the push starts until it ends, and stay below
+0.5 N m before and after. With collision.thresholds set, one CollisionEvent within 50 ms of the
+push names the joints expected, and the reaction holds the arm until ~/reset_collision.
+
+Measured on this 2-core machine: within 5 % + 0.2 N m throughout the push; at rest before and
+after it (from 0.5 s after the push, when the hold has pulled the arm back) below 1e-5 N m. In
+between, while the arm springs back and its commands change fast, up to 1.15 N m where the
+controller skipped joint_states (the torques applied in between are unknown to it); the
+0.06 s after a skip longer than 5 ms are left out of the bounds, and counted.
+"""
+import os
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+
+from geometry_msgs.msg import Wrench  # noqa: E402
+from robot_dynamics_msgs.msg import CollisionEvent  # noqa: E402
+from robot_dynamics_msgs.srv import ApplyWrench  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_srvs.srv import Trigger  # noqa: E402
+
+from robot_dynamics_ros.dynamics import RobotModel, gravity_torques, rnea  # noqa: E402
+
+from conftest import ROBOTS, erd_root  # noqa: E402
+from ros_harness import NodeProcess  # noqa: E402
+
+K = 50.0
+FORCE = np.array([20.0, 0.0, 0.0, 0.0, 0.0, 0.0])      # N in panda_hand's frame
+
+
+@pytest.fixture(scope='module', autouse=True)
+def ros():
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+def stamp(msg):
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+class Loop:
+    """simulator_node + feedforward_node in namespace ns, and the test's node listening."""
+
+    def __init__(self, tmp_path, ns, *controller_args):
+        panda = os.path.join(erd_root(), ROBOTS['panda'])
+        self.model = RobotModel.from_urdf_file(panda)
+        self.sim = NodeProcess('simulator_node', [
+            '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={panda}', '-p', 'publish_rate:=1000.0',
+            '-p', 'publish_clock:=true'], tmp_path / f'{ns}_sim.log')
+        self.ctrl = NodeProcess('feedforward_node', [
+            '-r', f'__ns:=/{ns}', '-p', 'mode:=computed_torque', *controller_args],
+            tmp_path / f'{ns}_ctrl.log')
+        self.node = rclpy.create_node(f'{ns}_listener', namespace=f'/{ns}')
+        self.external, self.events = [], []
+        # the estimate comes with the state it belongs to (position): one 1 kHz stream to follow
+        self.node.create_subscription(JointState, 'inverse_dynamics_controller/external_torques',
+                                      self.external.append, 1000)
+        self.node.create_subscription(CollisionEvent, 'inverse_dynamics_controller/collision',
+                                      self.events.append, 10)
+        self.ns = ns
+
+    def spin(self, seconds, until=None):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.01)
+            if until is not None and until():
+                return True
+        return until is None
+
+    def call(self, kind, name, request):
+        client = self.node.create_client(kind, name)
+        try:
+            assert client.wait_for_service(timeout_sec=20), name
+            future = client.call_async(request)
+            assert self.spin(20, future.done), name
+            return future.result()
+        finally:
+            self.node.destroy_client(client)
+
+    def push(self, seconds):
+        w = Wrench()
+        w.force.x, w.force.y, w.force.z = (float(x) for x in FORCE[:3])
+        answer = self.call(ApplyWrench, 'dynamics_simulator/apply_wrench',
+                           ApplyWrench.Request(link='panda_hand', wrench=w, duration=seconds))
+        assert answer.success, answer.message
+        return answer.time
+
+    def expected(self, q):
+        z = np.zeros(self.model.n)
+        return gravity_torques(self.model, q) - rnea(self.model, q, z, z,
+                                                     f_ext={'panda_hand': FORCE})
+
+    def stop(self):
+        self.node.destroy_node()
+        self.ctrl.stop()
+        self.sim.stop()
+
+
+def test_a_push_on_the_hand_shows_as_external_torques(tmp_path):
+    loop = Loop(tmp_path, 'observed')
+    try:
+        assert loop.spin(60, lambda: len(loop.external) > 1500), (loop.sim.log(), loop.ctrl.log())
+        loop.spin(2.0)
+        t0 = loop.push(1.0)
+        assert loop.spin(20, lambda: loop.external and stamp(loop.external[-1]) > t0 + 2.5)
+        before, during, after = [], [], []
+        # the observer takes the torques of each sample as held since the previous one: where the
+        # controller skipped joint_states for more than 5 ms (a CPU stall of this 2-core
+        # machine: commands changed in between that it never saw), its estimate is off for a
+        # few 1/K. The 3/K after such a gap are left out of the bounds below, and counted
+        t_ext = np.array([stamp(m) for m in loop.external])
+        gap_end = t_ext[1:][np.diff(t_ext) > 5e-3]
+        skipped = 0
+        for m in loop.external:
+            t, r = stamp(m), np.array(m.effort)
+            if np.any((gap_end <= t) & (t < gap_end + 3 / K)):
+                skipped += 1
+                continue
+            q = np.array(m.position)
+            if t0 - 1.5 <= t < t0:          # (at start-up the brakes were external torques)
+                before.append(np.abs(r).max())
+            elif t0 + 5 / K <= t <= t0 + 1.0:
+                truth = loop.expected(q)
+                during.append(np.abs(r - truth).max() - (0.05 * np.abs(truth).max() + 0.2))
+            elif t > t0 + 1.5:              # the hold (kp 100) has pulled the arm back
+                after.append(np.abs(r).max())
+        assert len(before) > 300 and len(during) > 300 and len(after) > 300, \
+            (len(before), len(during), len(after), skipped)
+        assert skipped < 0.25 * len(loop.external), (skipped, len(loop.external))
+        assert max(before) < 0.5 and max(after) < 0.5, (max(before), max(after))
+        assert max(during) <= 0.0, max(during)          # within 5 % (+0.2 N m) of J^T F
+        assert 'collision' not in loop.ctrl.log()       # no thresholds: no detection
+    finally:
+        loop.stop()
+
+
+def test_a_collision_is_detected_within_50_ms_and_the_arm_is_held(tmp_path):
+    loop = Loop(tmp_path, 'collided', '-p', 'collision.thresholds:=[3.0]',
+                '-p', 'collision.reaction:=hold')
+    try:
+        assert loop.spin(60, lambda: len(loop.external) > 1500), (loop.sim.log(), loop.ctrl.log())
+        q_before = np.array(loop.external[-1].position)
+        expected = {loop.model.joint_names[i] for i in
+                    np.flatnonzero(np.abs(loop.expected(q_before)) > 3.0)}
+        t0 = loop.push(1.0)
+        assert loop.spin(10, lambda: loop.events), loop.ctrl.log()
+        assert loop.spin(20, lambda: stamp(loop.external[-1]) > t0 + 2.5)
+        assert len(loop.events) == 1, [e.name for e in loop.events]     # once per event
+        event = loop.events[0]
+        assert 0 < stamp(event) - t0 <= 0.05, stamp(event) - t0
+        assert event.name and set(event.name) <= expected, (event.name, expected)
+        assert event.reaction == 'hold' and all(
+            abs(r) > th for r, th in zip(event.external_torque, event.threshold))
+        # held at the pose of the detection: pushed, the arm gives as computed torque's
+        # stiffness M kp lets it (the light wrist most); released, it is back there
+        states = {stamp(m): np.array(m.position) for m in loop.external}
+        q_event = states[min(states, key=lambda s: abs(s - stamp(event)))]
+        pushed = [q for t, q in states.items() if stamp(event) < t < t0 + 1.0]
+        released = [q for t, q in states.items() if t > t0 + 2.0]
+        assert pushed and max(np.abs(q - q_event)[:7].max() for q in pushed) < 0.5
+        assert released and max(np.abs(q - q_event)[:7].max() for q in released) < 0.01
+        assert 'collision: external torques' in loop.ctrl.log()
+        answer = loop.call(Trigger, 'inverse_dynamics_controller/reset_collision',
+                           Trigger.Request())
+        assert answer.success and 'ended' in answer.message, answer.message
+    finally:
+        loop.stop()
