@@ -17,10 +17,10 @@ Speed of the dynamics core against Pinocchio, measured in the same run.
 
     bash scripts/dev.sh run python bench/bench_dynamics.py [--quick]
 
-Per robot (ur5, panda, talos_reduced): per-call time of rnea, aba, crba and gravity_torques, both
-called from Python, next to Pinocchio's (pin.rnea, pin.aba, pin.crba,
-pin.computeGeneralizedGravity) and the ratio ours/Pinocchio; batch rnea per point (K = 1000)
-against
+Per robot (ur5, panda, talos_reduced): per-call time of rnea, aba, crba, gravity_torques and
+coriolis_matrix, both called from Python, next to Pinocchio's (pin.rnea, pin.aba, pin.crba,
+pin.computeGeneralizedGravity, pin.computeCoriolisMatrix) and the ratio ours/Pinocchio; batch
+rnea per point (K = 1000) against
 a Python loop over pin.rnea and against pin.rneaInParallel (ours runs on one thread). Then the
 cold compile time of every kernel (fresh numba cache) and the time a second process with a warm
 cache takes from its start to its first torque. Each time is the best of several repeats of many
@@ -40,7 +40,8 @@ import timeit
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics_ros.dynamics import (RobotModel, aba, crba, gravity_torques, rnea)
+from robot_dynamics_ros.dynamics import (RobotModel, aba, coriolis_matrix, crba, gravity_torques,
+                                         rnea)
 
 ROBOTS = {
     'ur5': 'ur_description/urdf/ur5_robot.urdf',
@@ -50,6 +51,7 @@ ROBOTS = {
 TARGETS = {  # ratio ours / Pinocchio, from the foundation issue
     ('rnea', 'ur5'): 1.2, ('rnea', 'panda'): 1.2, ('rnea', 'talos_reduced'): 0.8,
     'aba': 1.2, 'crba': 1.5, 'gravity': 1.5, 'batch': 0.4,
+    'coriolis_matrix': 1.2,         # from the observer issue
 }
 
 
@@ -98,6 +100,8 @@ def bench_robot(name, number, repeat, K):
         ('crba', lambda: crba(m, q), lambda: pin.crba(pm, pd, pq)),
         ('gravity', lambda: gravity_torques(m, q),
          lambda: pin.computeGeneralizedGravity(pm, pd, pq)),
+        ('coriolis_matrix', lambda: coriolis_matrix(m, q, qd),
+         lambda: pin.computeCoriolisMatrix(pm, pd, pq, pv)),
     ]
     for fn_name, ours, theirs in pairs:
         ours(), theirs()

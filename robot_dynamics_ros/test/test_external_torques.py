@@ -63,15 +63,21 @@ def stamp(msg):
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
+# panda's ready pose, every joint off its stops (zeros clamped into the limits would put joint4
+# and the fingers on theirs, and a stop is an external torque too)
+READY = [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02, 0.02]
+
+
 class Loop:
     """simulator_node + feedforward_node in namespace ns, and the test's node listening."""
 
-    def __init__(self, tmp_path, ns, *controller_args):
+    def __init__(self, tmp_path, ns, *controller_args, sim_args=()):
         panda = os.path.join(erd_root(), ROBOTS['panda'])
         self.model = RobotModel.from_urdf_file(panda)
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={panda}', '-p', 'publish_rate:=1000.0',
-            '-p', 'publish_clock:=true'], tmp_path / f'{ns}_sim.log')
+            '-p', 'publish_clock:=true', '-p', f'initial_positions:={READY}', *sim_args],
+            tmp_path / f'{ns}_sim.log')
         self.ctrl = NodeProcess('feedforward_node', [
             '-r', f'__ns:=/{ns}', '-p', 'mode:=computed_torque', *controller_args],
             tmp_path / f'{ns}_ctrl.log')
@@ -121,39 +127,53 @@ class Loop:
         self.sim.stop()
 
 
-def test_a_push_on_the_hand_shows_as_external_torques(tmp_path):
-    loop = Loop(tmp_path, 'observed')
+@pytest.mark.parametrize('source', ['auto', 'commanded'])
+def test_a_push_on_the_hand_shows_as_external_torques(tmp_path, source):
+    """
+    The source auto takes the simulator's measured efforts; commanded what the node sent.
+
+    commanded assumes each command acts from the next state on: true of a synchronous driver
+    and of the simulator in lockstep, not of a free-running one over DDS, where a command
+    computed late (a stalled controller catching up) shows as an external torque.
+    """
+    lockstep = ['-p', 'lockstep:=true'] if source == 'commanded' else []
+    loop = Loop(tmp_path, f'observed_{source}', '-p', f'observer.torque_source:={source}',
+                sim_args=lockstep)
     try:
         assert loop.spin(60, lambda: len(loop.external) > 1500), (loop.sim.log(), loop.ctrl.log())
         loop.spin(2.0)
         t0 = loop.push(1.0)
         assert loop.spin(20, lambda: loop.external and stamp(loop.external[-1]) > t0 + 2.5)
         before, during, after = [], [], []
-        # the observer takes the torques of each sample as held since the previous one: where the
-        # controller skipped joint_states for more than 5 ms (a CPU stall of this 2-core
-        # machine: commands changed in between that it never saw), its estimate is off for a
-        # few 1/K. The 3/K after such a gap are left out of the bounds below, and counted
-        t_ext = np.array([stamp(m) for m in loop.external])
-        gap_end = t_ext[1:][np.diff(t_ext) > 5e-3]
-        skipped = 0
+        # r promises J^T F through a first-order filter of time constant 1 / K: the arm gives
+        # under the push (the hold's stiffness), its wrist swings, J^T F moves and r lags it by
+        # d(J^T F)/dt / K. Compared with the filtered J^T F, and the raw one reported. The
+        # observer leaves out the intervals where the controller skipped joint_states (a CPU
+        # stall of this 2-core machine: torques changed in between unseen): no exclusions here
+        filtered, t_last = np.zeros(loop.model.n), None
         for m in loop.external:
-            t, r = stamp(m), np.array(m.effort)
-            if np.any((gap_end <= t) & (t < gap_end + 3 / K)):
-                skipped += 1
-                continue
-            q = np.array(m.position)
+            t, r, q = stamp(m), np.array(m.effort), np.array(m.position)
+            truth = loop.expected(q) if t0 < t <= t0 + 1.0 else np.zeros(loop.model.n)
+            if t_last is not None:
+                a = np.exp(-K * (t - t_last))
+                filtered = a * filtered + (1 - a) * truth
+            t_last = t
             if t0 - 1.5 <= t < t0:          # (at start-up the brakes were external torques)
                 before.append(np.abs(r).max())
             elif t0 + 5 / K <= t <= t0 + 1.0:
-                truth = loop.expected(q)
-                during.append(np.abs(r - truth).max() - (0.05 * np.abs(truth).max() + 0.2))
+                during.append((np.abs(r - filtered).max(), np.abs(truth).max(),
+                               np.abs(r - truth).max(), t - t0))
             elif t > t0 + 1.5:              # the hold (kp 100) has pulled the arm back
                 after.append(np.abs(r).max())
         assert len(before) > 300 and len(during) > 300 and len(after) > 300, \
-            (len(before), len(during), len(after), skipped)
-        assert skipped < 0.25 * len(loop.external), (skipped, len(loop.external))
+            (len(before), len(during), len(after))
+        error, scale, _, _ = max(during)
+        print(f'{source}: |r| before {max(before):.2e}, after {max(after):.2e} N m; during the '
+              f'push |J^T F| up to {scale:.2f} N m, |r - J^T F filtered| up to {error:.3f} N m, '
+              f'|r - J^T F| up to {max(d[2] for d in during):.3f} N m')
         assert max(before) < 0.5 and max(after) < 0.5, (max(before), max(after))
-        assert max(during) <= 0.0, max(during)          # within 5 % (+0.2 N m) of J^T F
+        # the issue asks 5 % + 0.2 N m; measured 0.013-0.030 N m on 4 N m
+        assert all(e <= 0.02 * s + 0.05 for e, s, _, _ in during), max(during)
         assert 'collision' not in loop.ctrl.log()       # no thresholds: no detection
     finally:
         loop.stop()
@@ -167,11 +187,14 @@ def test_a_collision_is_detected_within_50_ms_and_the_arm_is_held(tmp_path):
         q_before = np.array(loop.external[-1].position)
         expected = {loop.model.joint_names[i] for i in
                     np.flatnonzero(np.abs(loop.expected(q_before)) > 3.0)}
+        assert not loop.events, ('a collision before the push', loop.ctrl.log())
         t0 = loop.push(1.0)
         assert loop.spin(10, lambda: loop.events), loop.ctrl.log()
         assert loop.spin(20, lambda: stamp(loop.external[-1]) > t0 + 2.5)
         assert len(loop.events) == 1, [e.name for e in loop.events]     # once per event
         event = loop.events[0]
+        print(f'collision {(stamp(event) - t0) * 1e3:.0f} ms after the push on {event.name}, '
+              f'r {np.round(event.external_torque, 2).tolist()} N m, expected {expected}')
         assert 0 < stamp(event) - t0 <= 0.05, stamp(event) - t0
         assert event.name and set(event.name) <= expected, (event.name, expected)
         assert event.reaction == 'hold' and all(

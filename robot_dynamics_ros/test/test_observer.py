@@ -47,7 +47,7 @@ def external(model, q, link, F):
     return gravity_torques(model, q) - rnea(model, q, z, z, f_ext={link: F})
 
 
-def run(name, F, moving, seconds=2.0, sample_period=DT):
+def run(name, F, moving, seconds=2.0, sample_period=DT, gap=None, observer=None):
     model = RobotModel.from_urdf(robot_urdf(name))
     link = CASES[name]
     q0 = pose(model)
@@ -55,18 +55,21 @@ def run(name, F, moving, seconds=2.0, sample_period=DT):
     sim = Simulator(model, q0=q0, integrator='rk4', damping=0.0, friction=0.0)
     if F is not None:
         sim.set_wrench(link, F)
-    observer = MomentumObserver(model, K)
+    observer = observer or MomentumObserver(model, K)
     observer.update(sim.q, sim.qd, np.zeros(model.n), 0.0)
     every = int(round(sample_period / DT))
     out = []
     for k in range(int(round(seconds / DT))):
         t = k * DT
-        if k % every == 0:          # the controller's (and the observer's) sample
+        blind = gap is not None and gap[0] <= t < gap[1]
+        if blind:                   # a stalled reader: no samples, its drives fall back to zero
+            tau = np.zeros(model.n)
+        elif k % every == 0:        # the controller's (and the observer's) sample
             Q, QD, QDD = (x[0] for x in quintic(q0, q1, seconds, [t]))
             tau = rnea(model, sim.q, sim.qd, QDD + 400 * (Q - sim.q) + 40 * (QD - sim.qd))
         sim.step(tau)
-        if (k + 1) % every == 0:
-            r = observer.update(sim.q, sim.qd, tau, t + DT)
+        if (k + 1) % every == 0 and not (gap is not None and gap[0] <= t + DT < gap[1]):
+            r = observer.update(sim.q, sim.qd, sim.applied, t + DT)  # after the effort limits
             truth = external(model, sim.q, link, F) if F is not None else np.zeros(model.n)
             out.append((t + DT, r.copy(), truth, np.abs(tau).max()))
     return out
@@ -116,6 +119,29 @@ def test_the_sample_rate_does_not_matter():
     assert np.abs(slow[-1][1] - r_fast).max() < 1e-3 * np.abs(r_fast).max()
 
 
+def test_a_gap_in_the_samples_holds_the_estimate():
+    """
+    40 ms without samples while the torques change unseen (a stalled reader timing out).
+
+    Integrated across, that interval's torques and quadrature would be wrong by tens of N m; the
+    observer leaves it out (skipped), holds r, and stays at zero without a wrench. With one, it
+    is as exact after the gap as without it.
+    """
+    model = RobotModel.from_urdf(robot_urdf('panda'))
+    observer = MomentumObserver(model, K)
+    samples = run('panda', None, True, 1.0, gap=(0.5, 0.54), observer=observer)
+    assert observer.skipped == 1
+    assert max(np.abs(r).max() for _, r, _, _ in samples) < 1e-3
+    F = np.array([0.0, 0.0, -20.0, 0.0, 0.0, 0.0])
+    with_gap = run('panda', F, False, 1.0, gap=(0.5, 0.54))
+    without = run('panda', F, False, 1.0)
+    assert np.abs(with_gap[-1][1] - without[-1][1]).max() < 1e-3 * np.abs(without[-1][1]).max()
+    # the limit the node sets (its state_timeout) applies however regular the samples were
+    observer = MomentumObserver(model, K, max_interval=0.02)
+    run('panda', None, False, 0.3, sample_period=0.025, observer=observer)
+    assert observer.skipped == 12 and np.all(observer.r == 0.0)
+
+
 def test_gains_and_reset():
     model = RobotModel.from_urdf(robot_urdf('ur5'))
     with pytest.raises(ValueError, match='gain'):
@@ -126,3 +152,18 @@ def test_gains_and_reset():
     observer.r[:] = 1.0
     observer.reset()
     assert np.all(observer.r == 0.0)
+    # settled 5 / K after the first sample (the slowest joint's K: 20 / s, so 0.25 s)
+    q, z = np.full(model.n, 0.3), np.zeros(model.n)
+    g = gravity_torques(model, q)
+    for t in np.arange(0.0, 0.25, 1e-3):
+        observer.update(q, z, g, 10.0 + t)
+        assert not observer.settled()
+    observer.update(q, z, g, 10.251)
+    assert observer.settled()
+    # a clock that goes back (a simulation reset, stamps switching to simulated time): r held,
+    # started again there, settling again
+    observer.r[:] = 0.5
+    observer.update(q, z, g, 0.001)
+    assert observer.skipped == 1 and np.all(observer.r == 0.5) and not observer.settled()
+    observer.update(q, z, g, 0.002)
+    assert np.all(observer.r < 0.5) and np.all(observer.r > 0.0)

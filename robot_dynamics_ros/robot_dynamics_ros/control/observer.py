@@ -28,7 +28,17 @@ u = (p(t1) - p(t0) - tau dt - integral of (C^T qd - g) dt) / dt (that integral b
 through the last three samples, third order, or the trapezoid rule after a reset), and the
 filter's exact step for a constant input is
 r <- exp(-K_O dt) r + (1 - exp(-K_O dt)) u, so any sample rate, even an irregular one, works.
+
+Each interval's u depends on that interval alone, so an interval the observer cannot trust can be
+left out at no cost but a held estimate: one longer than ``max_interval`` or than ``gap_factor``
+times the median of the recent ones (a stalled reader, samples dropped: the torques changed in
+between unseen and the quadrature spans too much motion) holds r and starts again from the
+new sample, as does a sample earlier than the previous one (a clock reset). ``skipped`` counts
+them. After a start or a reset, r needs 5 / K_O to settle from zero (``settled``): whatever held
+the arm before (brakes) shows until then.
 """
+from collections import deque
+
 import numpy as np
 
 from ..dynamics import coriolis_matrix, gravity_torques, momentum
@@ -37,8 +47,11 @@ from ..dynamics import coriolis_matrix, gravity_torques, momentum
 class MomentumObserver:
     """External joint torques of model (with its payload and armature) from q, qd and tau."""
 
-    def __init__(self, model, gain=50.0):
+    def __init__(self, model, gain=50.0, max_interval=np.inf, gap_factor=3.0):
         self.model = model
+        self.max_interval, self.gap_factor = float(max_interval), float(gap_factor)
+        self._intervals = deque(maxlen=15)
+        self.skipped = 0
         g = np.asarray(gain, dtype=float).ravel()
         if g.size == 1:
             g = np.full(model.n, g[0])
@@ -47,6 +60,7 @@ class MomentumObserver:
                              f'(1/s), got {np.asarray(gain).tolist()}')
         self.gain = g
         self.r = np.zeros(model.n)
+        self._start = None          # the time of the first sample since the start or a reset
         self._last = None           # (t, p, C^T qd - g) of the previous sample
         self._before = None         # (t, C^T qd - g) of the one before
 
@@ -54,8 +68,15 @@ class MomentumObserver:
         """Start again from zero (at the state q, qd at time t, when given)."""
         self.r = np.zeros(self.model.n)
         self._last = self._before = None
+        self._intervals.clear()
+        self._start = t
         if q is not None:
             self._last = (t, momentum(self.model, q, qd), None)
+
+    def settled(self):
+        """Return whether 5 / K_O (the slowest joint's) have passed since the first sample."""
+        return self._start is not None and self._last is not None and \
+            self._last[0] - self._start >= 5.0 / self.gain.min()
 
     def _integrand(self, q, qd):
         C = coriolis_matrix(self.model, q, qd)
@@ -68,7 +89,8 @@ class MomentumObserver:
         The state (q, qd) at time t (s) and the motor torques ``tau`` applied since the previous
         sample.
 
-        A sample not later than the previous one changes nothing.
+        A sample at the time of the previous one changes nothing; one before it starts again
+        from there (r held).
         """
         q, qd, tau = (np.asarray(x, dtype=float) for x in (q, qd, tau))
         p = momentum(self.model, q, qd)
@@ -76,10 +98,23 @@ class MomentumObserver:
         last = self._last
         if last is None or last[0] is None:
             self._last = (t, p, w)
+            if self._start is None:
+                self._start = t
             return self.r
         t0, p0, w0 = last
         dt = t - t0
-        if not dt > 0:
+        if dt == 0:
+            return self.r
+        if dt < 0:                          # the clock went back: start again from here
+            self._start = t
+            self.skipped += 1
+            self._before, self._last = None, (t, p, w)
+            return self.r
+        typical = np.median(self._intervals) if len(self._intervals) >= 5 else np.inf
+        self._intervals.append(dt)
+        if dt > self.max_interval or dt > self.gap_factor * typical:
+            self.skipped += 1               # a gap: hold r, start again from this sample
+            self._before, self._last = None, (t, p, w)
             return self.r
         if w0 is None:              # reset at a state: take this sample's C^T qd - g for both
             w0 = w

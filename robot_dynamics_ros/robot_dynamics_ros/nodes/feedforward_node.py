@@ -149,6 +149,7 @@ class FeedforwardNode(Node):
             raise SystemExit(f'[{NODE_NAME}] invalid parameter: {problem}')
 
         self.observer, self.thresholds = None, None
+        self._observed = None             # the time of the observer's last sample
         self.efforts = self.effort_seen = self.motor = None     # model order
         self.collided = False
         self.cmd_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
@@ -208,8 +209,10 @@ class FeedforwardNode(Node):
             return None, thresholds
         if old is not None and np.array_equal(old.model._model, ctrl.model._model) and \
                 np.array_equal(old.gain, gain):
+            old.max_interval = v['state_timeout']
             return old, thresholds          # the same model and gains: keep its state
-        return MomentumObserver(ctrl.model, gain), thresholds
+        # across a gap longer than state_timeout (the torques changed unseen) r is held
+        return MomentumObserver(ctrl.model, gain, max_interval=v['state_timeout']), thresholds
 
     def _controller(self, model, v):
         """Build a Controller for ``model`` and parameter values ``v`` (ValueError: no fit)."""
@@ -386,15 +389,24 @@ class FeedforwardNode(Node):
             else self.motor
         t = (stamp.sec + 1e-9 * stamp.nanosec if stamp.sec or stamp.nanosec
              else self.get_clock().now().nanoseconds * 1e-9)
+        skipped = self.observer.skipped
         r = self.observer.update(ctrl.q, ctrl.qd, tau, t)
+        if self.observer.skipped > skipped:
+            gap = (t - (self._observed or t)) * 1e3
+            what = (f'joint_states interval of {gap:.1f} ms, far above the recent ones' if gap > 0
+                    else f'joint_states stamped {-gap:.1f} ms before the previous ones')
+            self.throttle.info('observer gap', f'observer: {what}: estimate held over it '
+                                               f'({self.observer.skipped} so far)', 30.0)
+        self._observed = t
         # the estimate in effort, with the state it belongs to in position and velocity
         msg = JointState(name=list(ctrl.base_model.joint_names), position=ctrl.q.tolist(),
                          velocity=ctrl.qd.tolist(), effort=r.tolist())
         msg.header.stamp = stamp if (stamp.sec or stamp.nanosec) else \
             self.get_clock().now().to_msg()
         self.external_pub.publish(msg)
-        over = over_threshold(r, self.thresholds)
-        if over.size and not self.collided:
+        # armed once the estimate has settled from its start (5 / K_O): brakes show until then
+        over = over_threshold(r, self.thresholds) if self.observer.settled() else ()
+        if len(over) and not self.collided:
             self.collided = True
             names = [ctrl.base_model.joint_names[i] for i in over]
             reaction = v['collision.reaction']
