@@ -29,6 +29,7 @@ setup(
         ('share/' + package_name + '/launch', glob('launch/*.launch.py')),
         ('share/' + package_name + '/config', glob('config/*.yaml')),
         ('share/' + package_name + '/urdf', glob(package_name + '/urdf/*.urdf')),
+        ('share/' + package_name + '/trajectories', glob('trajectories/*.yaml')),
     ],
     install_requires=['setuptools', 'numpy', 'numba'],
     zip_safe=False,

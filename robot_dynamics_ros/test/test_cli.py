@@ -100,3 +100,69 @@ def test_info_on_a_refused_description():
             os.path.join(erd_root(), 'romeo_description/urdf/romeo_laas_small.urdf'))
     assert r.returncode == 1 and 'link "body" has an <inertia>' in r.stderr
     assert 'Traceback' not in r.stderr
+
+
+NOTES_2R = os.path.join(os.path.dirname(__file__), '..', 'trajectories', 'planar_2r_quintic.yaml')
+
+
+def peak_velocity_scale(duration):
+    """k* of the notes' quintic when joint2's velocity limit (6 rad/s) is what binds."""
+    # a rest-to-rest quintic peaks at 15/8 of the mean velocity; joint2 moves 270 deg
+    return 15 / 8 * (1.5 * 3.141592653589793) / duration / 6.0
+
+
+def test_check_the_lecture_notes_2r_quintic(tmp_path):
+    """m1 = 10 kg, m2 = 5 kg; q1 90 -> 0 deg, q2 -180 -> 90 deg in 2 s: feasible, in 1 s not."""
+    png = tmp_path / 'check.png'
+    r = run('check', NOTES_2R, '--plot', str(png))
+    assert r.returncode == 0, r.stderr
+    assert all(len(line) <= 100 for line in r.stdout.splitlines()), r.stdout
+    k = float(r.stdout.split('k* = ')[1].split(':')[0])
+    assert k == pytest.approx(peak_velocity_scale(2.0), rel=1e-5)
+    assert 'feasible; it could run' in r.stdout and 'velocity limit of joint2' in r.stdout
+    rows = {line.split()[0]: line.split() for line in r.stdout.splitlines()
+            if line.startswith('joint')}
+    # at the end the arm is straight out: (m1 L1/2 + m2 (L1 + L2/2)) g = 117.72 N m would be the
+    # most, but it ends with q2 = 90 deg: (m1 L1 / 2 + m2 L1) g = 98.10 N m; the peak is mid-way
+    assert 98.10 <= float(rows['joint1'][1]) < 117.72
+    assert float(rows['joint1'][3]) == 400 and float(rows['joint2'][3]) == 200
+    assert png.stat().st_size > 10_000
+    fast = tmp_path / 'fast.json'
+    fast.write_text('{"joint_names": ["joint1", "joint2"], "start": {"positions": '
+                    '[1.5707963267948966, -3.141592653589793]}, "points": [{"positions": '
+                    '[0.0, 1.5707963267948966], "velocities": [0, 0], "accelerations": [0, 0], '
+                    '"time_from_start": {"sec": 1, "nanosec": 0}}]}')
+    r = run('check', str(fast))
+    assert r.returncode == 1, r.stdout + r.stderr
+    k = float(r.stdout.split('k* = ')[1].split(':')[0])
+    assert k == pytest.approx(peak_velocity_scale(1.0), rel=1e-5) and 'infeasible' in r.stdout
+
+
+def test_check_a_payload_gravity_cannot_carry():
+    """
+    32 kg at the elbow: near the end (link 1 level, link 2 up) gravity alone needs 412 N m.
+
+    That is (m1 L1 / 2 + m2 L1 + 32 L1) g = (5 + 5 + 32) 9.81 at joint1, over its 400 N m.
+    """
+    r = run('check', NOTES_2R, '--payload', 'link2', '32')
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert 'k* = inf' in r.stdout and 'gravity alone' in r.stdout and 'joint1' in r.stdout
+
+
+@pytest.mark.parametrize('content, message', [
+    ('joint_names: [joint1]\n', 'needs joint_names and points'),
+    ('joint_names: [joint9]\npoints: [{positions: [0], time_from_start: 1}]\n',
+     'unknown joints'),
+    ('joint_names: [joint1]\npoints: [{positions: [0], velocities: [0], time_from_start: 1},'
+     ' {positions: [1], time_from_start: 2}]\n', 'some points have velocities'),
+    ('joint_names: [joint1]\npoints: [{positions: [0], time_from_start: 2},'
+     ' {positions: [1], time_from_start: 1}]\n', 'strictly increasing'),
+    ('joint_names: [joint1]\npoints: [{positions: [0], time_from_start: soon}]\n',
+     'time_from_start must be seconds'),
+    ('{{ not yaml', 'is not YAML or JSON'),
+])
+def test_check_refuses_bad_files_with_exit_2(tmp_path, content, message):
+    path = tmp_path / 'traj.yaml'
+    path.write_text(content)
+    r = run('check', str(path))
+    assert r.returncode == 2 and message in r.stderr, (r.returncode, r.stderr)

@@ -56,13 +56,15 @@ ROS_PACKAGES = {
     'urdfdom_py': 'urdf_parser_py',
 }
 SYSTEM_KEYS = {'python3-matplotlib': 'python3-matplotlib', 'python3-numba': 'python3-numba',
-               'python3-numpy': 'python3-numpy', 'python3-pytest': 'python3-pytest'}
+               'python3-numpy': 'python3-numpy', 'python3-pytest': 'python3-pytest',
+               'python3-yaml': 'python3-yaml'}
 # keys that earlier manifests used and rosdep cannot resolve
 NOT_KEYS = {'python3-urdf-parser-py', 'python3-urdfdom-py', 'urdf_parser_py', 'numba'}
 
 # what an import needs declared (top-level module -> rosdep key)
 IMPORT_KEYS = {'numpy': 'python3-numpy', 'numba': 'python3-numba',
-               'matplotlib': 'python3-matplotlib', 'urdf_parser_py': 'urdfdom_py'}
+               'matplotlib': 'python3-matplotlib', 'urdf_parser_py': 'urdfdom_py',
+               'yaml': 'python3-yaml'}
 
 
 def elements(path):

@@ -20,8 +20,9 @@ Calls ``dynamics``; imports no ROS (the nodes in ``nodes/`` translate messages i
 from .controller import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints, payload_model,
                          unknown_joint_keys)
 from .observer import REACTIONS, MomentumObserver, over_threshold, per_joint
+from .feasibility import Feasibility, check as check_trajectory
 from .trajectory import JointTrajectory, quintic
 
 __all__ = ['Controller', 'default_joints', 'payload_model', 'unknown_joint_keys', 'MODES',
            'TIMEOUT_BEHAVIOURS', 'JointTrajectory', 'quintic', 'MomentumObserver',
-           'REACTIONS', 'over_threshold', 'per_joint']
+           'REACTIONS', 'over_threshold', 'per_joint', 'Feasibility', 'check_trajectory']

@@ -30,6 +30,7 @@ import difflib
 import numpy as np
 
 from ..dynamics import bias_torques, gravity_torques, rnea
+from .feasibility import check as check_trajectory
 from .trajectory import JointTrajectory
 
 MODES = ('gravity', 'feedforward', 'computed_torque')
@@ -323,6 +324,28 @@ class Controller:
                              f'(stamped start + last time_from_start is in the past)')
         self.trajectory = (traj, idx, q.copy())
         return traj
+
+    def check_trajectory(self, joint_names, times, positions, velocities=None, accelerations=None,
+                         *, q, qd=None, sample_period=1e-3):
+        """
+        Check a trajectory against this controller's limits without taking it (a Feasibility).
+
+        The trajectory starts from ``q``, ``qd`` (model order; the joints not in it stay at q):
+        with this controller's model (payload, armature), its effective effort limits and the
+        URDF velocity limits, for the commanded joints. ValueError as ``set_trajectory``.
+        """
+        unknown = [j for j in joint_names if j not in self.base_model.joint_names]
+        if unknown:
+            raise ValueError(f'unknown joints {unknown}')
+        idx = np.array([self.base_model.index(j) for j in joint_names], dtype=np.int64)
+        q = np.asarray(q, dtype=float)
+        qd = np.zeros(self.base_model.n) if qd is None else np.asarray(qd, dtype=float)
+        traj = JointTrajectory(joint_names, times, positions, velocities, accelerations,
+                               start_time=0.0, q0=q[idx], qd0=qd[idx])
+        return check_trajectory(self.model, traj, joints=self.joints, q_rest=q,
+                                effort_limits=self.limits,
+                                velocity_limits=self.model.velocity_limits[self.cmd],
+                                sample_period=sample_period)
 
     def desired(self, t, q):
         """(q_d, qd_d, qdd_d) in model order at time t, or None without trajectory."""

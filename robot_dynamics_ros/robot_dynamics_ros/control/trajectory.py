@@ -62,6 +62,21 @@ def _segment(kind, T, p0, v0, a0, p1, v1, a1, tau):
             2 * c2 + 6 * c3 * tau + 12 * c4 * tau**2 + 20 * c5 * tau**3)
 
 
+def _coefficients(kind, T, p0, v0, a0, p1, v1, a1):
+    """Return the six polynomial coefficients of segments (arrays segments x joints)."""
+    zero = np.zeros_like(p0)
+    if kind == 'linear':
+        return np.stack([p0, (p1 - p0) / T, zero, zero, zero, zero])
+    if kind == 'cubic':
+        c2 = (3 * (p1 - p0) - (2 * v0 + v1) * T) / T**2
+        c3 = (2 * (p0 - p1) + (v0 + v1) * T) / T**3
+        return np.stack([p0, v0, c2, c3, zero, zero])
+    c3 = (20 * (p1 - p0) - (8 * v1 + 12 * v0) * T - (3 * a0 - a1) * T**2) / (2 * T**3)
+    c4 = (30 * (p0 - p1) + (14 * v1 + 16 * v0) * T + (3 * a0 - 2 * a1) * T**2) / (2 * T**4)
+    c5 = (12 * (p1 - p0) - 6 * (v1 + v0) * T - (a0 - a1) * T**2) / (2 * T**5)
+    return np.stack([p0, v0, a0 / 2, c3, c4, c5])
+
+
 class JointTrajectory:
     """
     A desired motion with joint_trajectory_controller semantics, sampled at absolute times.
@@ -143,3 +158,62 @@ class JointTrajectory:
             t0 = self.times[j - 1]
             p0, v0, a0 = self._point(j - 1)
         return _segment(self.kind, self.times[j] - t0, p0, v0, a0, p1, v1, a1, tau - t0)
+
+    def sample_relative(self, tau, left=None):
+        """
+        Sample at many times from the start at once: (q, qd, qdd), each of shape (len(tau), k).
+
+        ``tau``: seconds after ``start_time``. Where ``left`` is true and tau is a point's
+        time_from_start, the segment that ends there is taken (its end values: accelerations
+        jump at the points of a cubic), else the one that starts there, as ``sample`` does.
+        """
+        tau = np.asarray(tau, dtype=float)
+        k, m = len(self.joint_names), len(self.times)
+        j = np.searchsorted(self.times, tau, side='right')          # the point ahead
+        if left is not None:
+            j = np.where(left & (tau > 0), np.searchsorted(self.times, tau, side='left'), j)
+        # the segment from S[j] to S[j + 1] (= point j), S[0] the state at arrival: its
+        # polynomial coefficients once per segment, then Horner at every sample
+        zero = np.zeros((1, k))
+        v = np.zeros((m, k)) if self.velocities is None else self.velocities
+        a = np.zeros((m, k)) if self.accelerations is None else self.accelerations
+        v0 = zero if self.kind == 'linear' else self.qd0[None]
+        S_p = np.vstack([self.q0[None], self.positions])
+        S_v, S_a = np.vstack([v0, v]), np.vstack([zero, a])
+        starts = np.concatenate([[0.0], self.times])
+        T = (self.times - starts[:-1])[:, None]
+        T = np.where(T > 0, T, 1.0)                 # (a zero-length first segment: never used)
+        c = _coefficients(self.kind, T, S_p[:-1], S_v[:-1], S_a[:-1], S_p[1:], S_v[1:],
+                          S_a[1:])                  # (6, m, k)
+        js = np.minimum(j, m - 1)
+        x = (tau - starts[js])[:, None]
+        cs = c[:, js]                               # (6, N, k)
+        q = cs[5] * x + cs[4]
+        qd = 5 * cs[5] * x + 4 * cs[4]
+        qdd = 20 * cs[5] * x + 12 * cs[4]
+        for i in (3, 2):
+            q = q * x + cs[i]
+            qd = qd * x + i * cs[i]
+        qdd = qdd * x + 6 * cs[3]
+        qdd = qdd * x + 2 * cs[2]
+        q = (q * x + cs[1]) * x + cs[0]
+        qd = qd * x + cs[1]
+        before, after = tau < 0, (tau >= 0) & (j >= m)
+        q[before], qd[before], qdd[before] = self.q0, 0.0, 0.0
+        q[after], qd[after], qdd[after] = self.positions[-1], 0.0, 0.0
+        return q, qd, qdd
+
+    def scaled(self, k):
+        """
+        Return the same path k times slower (k > 0): time_from_start x k, velocities / k.
+
+        Accelerations / k^2, the velocity at arrival / k; ``start_time`` and q0 stay. For the
+        linear, cubic and quintic segments this is exactly q_k(t) = q(t / k).
+        """
+        if not (k > 0 and np.isfinite(k)):
+            raise ValueError(f'time scale must be finite and > 0, got {k}')
+        return JointTrajectory(
+            self.joint_names, self.times * k, self.positions,
+            None if self.velocities is None else self.velocities / k,
+            None if self.accelerations is None else self.accelerations / k**2,
+            start_time=self.start_time, q0=self.q0, qd0=self.qd0 / k)

@@ -37,7 +37,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
 from robot_dynamics_msgs.msg import CollisionEvent
-from robot_dynamics_msgs.srv import InverseDynamics
+from robot_dynamics_msgs.srv import CheckTrajectory, InverseDynamics
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
@@ -105,6 +105,11 @@ PARAMETERS = {
                                         'pose at detection, trajectory dropped) or float '
                                         '(gravity compensation only); until ~/reset_collision',
                            False),
+    'trajectory_scaling': (str, 'off', 'what to do with a trajectory the arm cannot manage (a '
+                                       'torque or velocity over its limit, as ~/check_trajectory '
+                                       'finds): off (run it), reject (refuse it) or scale '
+                                       '(stretch every time_from_start by k*, the smallest '
+                                       'factor that fits)', False),
     'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
                                 'diagonal: one for all or one per model joint (kg m^2; kg for '
                                 'prismatic joints; empty: none)', True),
@@ -119,11 +124,14 @@ INTERFACES = (
     'joints), ~/collision '
     '(robot_dynamics_msgs/msg/CollisionEvent)',
     'services:   ~/inverse_dynamics (robot_dynamics_msgs/srv/InverseDynamics), '
+    '~/check_trajectory (robot_dynamics_msgs/srv/CheckTrajectory: torque and velocity '
+    'feasibility of a trajectory and the time scale that fits), '
     '~/reset_collision (std_srvs/Trigger: end the reaction to a collision)',
     'per model joint, once the model is known: default_positions.<joint> (float, 0.0) and '
     'effort_limits.<joint> (float, the URDF limit)')
 
 TORQUE_SOURCES = ('auto', 'measured', 'commanded')
+SCALINGS = ('off', 'reject', 'scale')
 JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
@@ -161,6 +169,7 @@ class FeedforwardNode(Node):
                                  JOINT_STATE_QOS)
         self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_service(InverseDynamics, '~/inverse_dynamics', self._on_inverse_dynamics)
+        self.create_service(CheckTrajectory, '~/check_trajectory', self._on_check_trajectory)
         self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         self.description = DescriptionSource(self, self._on_model)
@@ -195,6 +204,9 @@ class FeedforwardNode(Node):
         if v['observer.torque_source'] not in TORQUE_SOURCES:
             return (f'observer.torque_source must be one of {TORQUE_SOURCES}, got '
                     f'"{v["observer.torque_source"]}"')
+        if v['trajectory_scaling'] not in SCALINGS:
+            return (f'trajectory_scaling must be one of {SCALINGS}, got '
+                    f'"{v["trajectory_scaling"]}"')
         if v['collision.reaction'] not in REACTIONS:
             return (f'collision.reaction must be one of {REACTIONS}, got '
                     f'"{v["collision.reaction"]}"')
@@ -475,6 +487,49 @@ class FeedforwardNode(Node):
                         f'stale between messages; raise the state_timeout parameter above '
                         f'{2 * gap:.2f} s or publish joint_states faster', 30.0)
 
+    @staticmethod
+    def _trajectory_tables(msg):
+        """(names, times, positions, velocities, accelerations) of a message (ValueError)."""
+        times = [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in msg.points]
+        tables = []
+        for field in ('velocities', 'accelerations'):
+            sizes = {len(getattr(p, field)) > 0 for p in msg.points}
+            if len(sizes) > 1:
+                raise ValueError(f'{field} must be given for every point or for none')
+            tables.append([list(getattr(p, field)) for p in msg.points] if True in sizes
+                          else None)
+        return (list(msg.joint_names), times, [list(p.positions) for p in msg.points],
+                *tables)
+
+    def _scaled(self, tables):
+        """
+        Apply trajectory_scaling to a trajectory arriving now (ValueError: refused).
+
+        Returns the tables to run, stretched when needed.
+        """
+        mode, ctrl = self.values['trajectory_scaling'], self.ctrl
+        if mode == 'off':
+            return tables
+        t0 = time.perf_counter()
+        result = ctrl.check_trajectory(*tables, q=ctrl.q, qd=ctrl.qd)
+        took = (time.perf_counter() - t0) * 1e3
+        k = result.min_time_scale
+        if result.feasible:
+            self.get_logger().info(f'trajectory check ({took:.1f} ms): {result.message()}')
+            return tables
+        if mode == 'reject' or not np.isfinite(k):
+            raise ValueError(f'{result.message()} (trajectory_scaling {mode})')
+        names, times, positions, velocities, accelerations = tables
+        stretched = (names, [x * k for x in times], positions,
+                     None if velocities is None else (np.asarray(velocities) / k).tolist(),
+                     None if accelerations is None else
+                     (np.asarray(accelerations) / k**2).tolist())
+        self.get_logger().warning(
+            f'trajectory stretched by k* = {k:.4g} to {times[-1] * k:.3f} s (was '
+            f'{times[-1]:.3f} s): the {result.limiting_kind} limit of {result.limiting_joint} '
+            f'at t = {result.limiting_time:.3f} s (check {took:.1f} ms)')
+        return stretched
+
     def _on_trajectory(self, msg):
         log = self.get_logger()
         if self.ctrl is not None and not msg.points:
@@ -490,23 +545,63 @@ class FeedforwardNode(Node):
         now = self.get_clock().now().nanoseconds * 1e-9
         stamp = Time.from_msg(msg.header.stamp).nanoseconds * 1e-9
         start = now if stamp == 0 else stamp
-        times = [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in msg.points]
         try:
-            tables = []
-            for field in ('velocities', 'accelerations'):
-                sizes = {len(getattr(p, field)) > 0 for p in msg.points}
-                if len(sizes) > 1:
-                    raise ValueError(f'{field} must be given for every point or for none')
-                tables.append([list(getattr(p, field)) for p in msg.points] if True in sizes
-                              else None)
+            names, times, *tables = self._scaled(self._trajectory_tables(msg))
             traj = self.ctrl.set_trajectory(
-                list(msg.joint_names), times, [list(p.positions) for p in msg.points], *tables,
-                start_time=start, now=now, q=self.ctrl.q, qd=self.ctrl.qd)
+                names, times, *tables, start_time=start, now=now, q=self.ctrl.q,
+                qd=self.ctrl.qd)
         except ValueError as e:
             log.error(f'rejected trajectory: {e}; keeping the previous behaviour')
             return
         log.info(f'trajectory accepted: {len(times)} points ({traj.kind}) for '
                  f'{list(traj.joint_names)}, ends in {traj.end_time - now:.2f} s')
+
+    def _on_check_trajectory(self, req, res):
+        ctrl = self.ctrl
+        if ctrl is None:
+            res.success, res.message = False, 'no robot_description yet'
+            return res
+        try:
+            names, times, positions, velocities, accelerations = \
+                self._trajectory_tables(req.trajectory)
+            if not req.trajectory.points:
+                raise ValueError('the trajectory has no point')
+            period = req.sample_period or 1e-3
+            # the start: start_state where it names a joint, else the first point (trajectory
+            # joints) or the latest joint_states / default_positions (the others)
+            model = ctrl.base_model
+            q, qd = ctrl.q.copy(), np.zeros(model.n)
+            for j, name in enumerate(names):
+                if name in model._index:
+                    q[model.index(name)] = positions[0][j] if len(positions[0]) > j else 0.0
+                    if velocities is not None and len(velocities[0]) > j:
+                        qd[model.index(name)] = velocities[0][j]
+            s = req.start_state
+            if len(s.position) != len(s.name) or len(s.velocity) not in (0, len(s.name)):
+                raise ValueError(f'start_state has {len(s.name)} names, {len(s.position)} '
+                                 f'positions and {len(s.velocity)} velocities')
+            for k, name in enumerate(s.name):
+                if name not in model._index:
+                    raise ValueError(f'start_state names unknown joint {name}')
+                v = s.velocity[k] if len(s.velocity) else 0.0
+                if not (np.isfinite(s.position[k]) and np.isfinite(v)):
+                    raise ValueError(f'start_state of {name} is not finite')
+                q[model.index(name)] = s.position[k]
+                qd[model.index(name)] = v
+            result = ctrl.check_trajectory(names, times, positions, velocities, accelerations,
+                                           q=q, qd=qd, sample_period=period)
+        except ValueError as e:
+            res.success, res.message = False, str(e)
+            return res
+        res.success, res.message = True, result.message()
+        res.feasible, res.min_time_scale = bool(result.feasible), float(result.min_time_scale)
+        res.name = list(result.names)
+        res.peak_effort, res.peak_effort_time = (result.peak_effort.tolist(),
+                                                 result.peak_effort_time.tolist())
+        res.effort_limit = result.effort_limit.tolist()
+        res.peak_velocity = result.peak_velocity.tolist()
+        res.velocity_limit = result.velocity_limit.tolist()
+        return res
 
     def _on_inverse_dynamics(self, req, res):
         res.name = list(req.name)

@@ -18,6 +18,8 @@
     robot-dynamics info [--urdf PATH]
     robot-dynamics torques [--urdf PATH] [--start Q..] [--goal Q..] [--degrees]
                            [--duration T] [--samples N] [--rows R] [--plot OUT.png]
+    robot-dynamics check [--urdf PATH] TRAJ [--sample-period S] [--payload LINK KG]
+                         [--plot OUT.png]
 
 ``info`` prints what the model of a description is: each movable joint in model order (type,
 parent -> child link, axis, limits, damping, friction), the masses, the ros2_control effort
@@ -28,6 +30,16 @@ evaluates RNEA along the quintic rest-to-rest trajectory from --start to --goal 
 joint torques and their split into inertial M(q) qdd, Coriolis/centrifugal c(q, qd) and gravity
 g(q) parts, then each joint's peak torque against its URDF effort limit. Without --urdf it uses the
 2R arm of the lecture notes that the package ships (q1 90 -> 0 deg, q2 -180 -> 90 deg).
+
+``check`` asks whether the arm manages a trajectory: RNEA along it as the controller samples it
+(linear, cubic or quintic segments), each joint's peak |torque| and |velocity| against its URDF
+limits, and k*, the smallest uniform time stretch that fits them (k* <= 1: feasible, 1/k* the
+headroom; inf: gravity alone exceeds a limit). TRAJ is a YAML or JSON file with ``joint_names``
+and ``points`` (``positions``, optional ``velocities`` and ``accelerations``, ``time_from_start``
+in seconds or as ROS's {sec, nanosec}), optionally ``start`` ({positions, velocities} of those
+joints; default: the first point, at rest) and ``rest_positions`` ({joint: position} for the
+joints not in the trajectory; default zero clamped into the limits). Exit status 1 when
+infeasible, 2 on bad input.
 """
 import argparse
 import sys
@@ -35,8 +47,9 @@ import textwrap
 
 import numpy as np
 
-from ..dynamics import RobotModel, bias_torques, example_urdf, gravity_torques, rnea
+from ..control import JointTrajectory, check_trajectory, payload_model
 from ..control.trajectory import quintic
+from ..dynamics import RobotModel, bias_torques, example_urdf, gravity_torques, rnea
 
 NOTES_2R = {'start': [90.0, -180.0], 'goal': [0.0, 90.0]}   # degrees
 
@@ -68,6 +81,17 @@ def _parser():
     t.add_argument('--samples', type=int, default=201, help='trajectory samples (default 201)')
     t.add_argument('--rows', type=int, default=11, help='table rows to print (default 11)')
     t.add_argument('--plot', metavar='OUT.png', help='write the torque split as a figure')
+    c = sub.add_parser('check', help='will the arm manage a trajectory (torque, velocity limits)',
+                       description=[p for p in __doc__.split('\n\n')
+                                    if p.startswith('``check``')][0])
+    c.add_argument('trajectory', metavar='TRAJ', help='YAML or JSON trajectory file')
+    c.add_argument('--urdf', help='URDF file (default: the shipped 2R arm of the lecture notes)')
+    c.add_argument('--sample-period', type=float, default=1e-3,
+                   help='seconds between samples, plus every waypoint (default 0.001)')
+    c.add_argument('--payload', nargs=2, metavar=('LINK', 'KG'),
+                   help='a point mass at the origin of LINK (kg)')
+    c.add_argument('--plot', metavar='OUT.png',
+                   help='write the torques against their limits, as given and scaled by k*')
     i = sub.add_parser('info', help='joints, limits, masses, ros2_control order, load warnings')
     i.add_argument('--urdf', help='URDF file (default: the shipped 2R arm of the lecture notes)')
     return ap
@@ -259,11 +283,150 @@ def torques(args, parser):
     return 0
 
 
+def _seconds(value, where):
+    if isinstance(value, dict):
+        return float(value.get('sec', 0)) + 1e-9 * float(value.get('nanosec', 0))
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    raise ValueError(f'{where}: time_from_start must be seconds or {{sec, nanosec}}, '
+                     f'got {value!r}')
+
+
+def load_trajectory(path, model):
+    """
+    Read a trajectory file into (JointTrajectory starting at 0, q_rest in model order).
+
+    ValueError with the reason for a file that does not parse or does not fit the model.
+    """
+    import yaml       # reads JSON too
+    try:
+        with open(path, encoding='utf-8') as f:
+            doc = yaml.safe_load(f)
+    except OSError as e:
+        raise ValueError(f'cannot read {path}: {e.strerror}') from None
+    except yaml.YAMLError as e:
+        raise ValueError(f'{path} is not YAML or JSON: {e}') from None
+    if not isinstance(doc, dict) or 'joint_names' not in doc or 'points' not in doc:
+        raise ValueError(f'{path}: needs joint_names and points')
+    names = [str(j) for j in doc['joint_names']]
+    unknown = [j for j in names if j not in model.joint_names]
+    if unknown:
+        raise ValueError(f'{path}: unknown joints {unknown} (the model has '
+                         f'{list(model.joint_names)})')
+    points = doc['points']
+    if not isinstance(points, list) or not all(isinstance(p, dict) for p in points):
+        raise ValueError(f'{path}: points must be a list of mappings')
+
+    def column(key):
+        have = [key in p and p[key] is not None and len(p[key]) > 0 for p in points]
+        if not any(have):
+            return None
+        if not all(have):
+            raise ValueError(f'{path}: some points have {key}, others not')
+        return [p[key] for p in points]
+
+    times = [_seconds(p.get('time_from_start'), f'{path} point {i}')
+             for i, p in enumerate(points)]
+    positions = column('positions')
+    if positions is None:
+        raise ValueError(f'{path}: every point needs positions')
+    start = doc.get('start') or {}
+    q0 = start.get('positions', positions[0])
+    qd0 = start.get('velocities')
+    traj = JointTrajectory(names, times, positions, column('velocities'),
+                           column('accelerations'), start_time=0.0, q0=q0, qd0=qd0)
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    q_rest = np.clip(np.zeros(model.n), lo, hi)
+    for joint, value in (doc.get('rest_positions') or {}).items():
+        if joint not in model.joint_names:
+            raise ValueError(f'{path}: rest_positions names unknown joint {joint}')
+        q_rest[model.index(joint)] = float(value)
+    return traj, q_rest
+
+
+def _check_table(result):
+    """Per joint peaks against limits, in at most WIDTH columns."""
+    head = (f'{"joint":<24} {"peak |tau|":>10} {"at [s]":>7} {"limit":>8} {"use":>5}   '
+            f'{"peak |qd|":>9} {"at [s]":>7} {"limit":>7} {"use":>5}')
+    lines = [head]
+
+    def use(x, lim):
+        return f'{100 * x / lim:4.0f}%' if np.isfinite(lim) else '  n/a'
+
+    for j, name in enumerate(result.names):
+        e, le = result.peak_effort[j], result.effort_limit[j]
+        v, lv = result.peak_velocity[j], result.velocity_limit[j]
+        mark = ' <' if name == result.limiting_joint else ''
+        lines.append(f'{name[:24]:<24} {e:10.3f} {result.peak_effort_time[j]:7.3f} '
+                     f'{_num(le):>8} {use(e, le)}   {v:9.3f} {result.peak_velocity_time[j]:7.3f} '
+                     f'{_num(lv):>7} {use(v, lv)}{mark}')
+    return '\n'.join(lines)
+
+
+def plot_check(path, result, title=''):
+    """Torques against their limits over time, as given and stretched by k* (when finite)."""
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    n, k = len(result.names), result.min_time_scale
+    fig, axes = plt.subplots(n, 1, figsize=(8, 2.0 * n + 0.8), sharex=True, squeeze=False)
+    scaled = np.isfinite(k) and k > 0 and k != 1.0
+    for j, ax in enumerate(axes[:, 0]):
+        ax.plot(result.t, result.tau[:, j], 'k', lw=1.5, label='as given')
+        if scaled:
+            ax.plot(result.t * k, result.torques(k)[:, j], 'C0', lw=1.5,
+                    label=f'stretched x{k:.3g}')
+        lim = result.effort_limit[j]
+        if np.isfinite(lim):
+            for sign in (1, -1):
+                ax.axhline(sign * lim, color='C3', ls='--', lw=1,
+                           label='effort limit' if sign > 0 else None)
+        ax.set_ylabel(f'{result.names[j]}\n[N m]')
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(loc='best', fontsize=8)
+    axes[-1, 0].set_xlabel('t [s]')
+    fig.suptitle(title or result.message(), fontsize=9)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def check(args, parser):
+    if not (args.sample_period > 0 and np.isfinite(args.sample_period)):
+        parser.error('--sample-period must be a positive number of seconds')
+    try:
+        model = RobotModel.from_urdf_file(args.urdf or example_urdf('planar_2r'))
+        if args.payload:
+            link, mass = args.payload[0], float(args.payload[1])
+            model = payload_model(model, {'link': link, 'mass': mass})
+        traj, q_rest = load_trajectory(args.trajectory, model)
+        result = check_trajectory(model, traj, q_rest=q_rest, sample_period=args.sample_period)
+    except ValueError as e:
+        print(f'robot-dynamics check: {e}', file=sys.stderr)
+        return 2
+    print(_fit(f'# {model.name}: {len(result.t)} samples over {traj.times[-1]:.3f} s, '
+               f'{traj.kind} segments; N m and rad/s (N, m/s prismatic)'))
+    print(_check_table(result))
+    print()
+    print('\n'.join(textwrap.wrap(f'k* = {result.min_time_scale:.6g}: {result.message()}',
+                                  WIDTH, subsequent_indent='  ')))
+    if args.plot:
+        try:
+            plot_check(args.plot, result)
+        except OSError as e:
+            print(f'robot-dynamics: cannot write {args.plot}: {e.strerror}', file=sys.stderr)
+            return 2
+        print(f'plot: {args.plot}')
+    return 0 if result.feasible else 1
+
+
 def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
     if args.command == 'torques':
         return torques(args, parser)
+    if args.command == 'check':
+        return check(args, parser)
     if args.command == 'info':
         return info(args)
     return 2  # pragma: no cover - argparse requires a command
