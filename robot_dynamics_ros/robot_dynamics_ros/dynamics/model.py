@@ -296,15 +296,7 @@ class RobotModel:
         I = self.I.copy()  # noqa: E741
         if body >= 0:
             I[body] += X.T @ mcI(m, c, Ic) @ X      # link frame -> body frame
-        return RobotModel(name=self.name, joint_names=self.joint_names, parent=self.parent,
-                          jtype=self.jtype, axis=self.axis, Xtree=self.Xtree, I=I,
-                          link_body=self._link_body, link_X=self._link_X,
-                          position_limits=self.position_limits,
-                          velocity_limits=self.velocity_limits, effort_limits=self.effort_limits,
-                          damping=self.damping, friction=self.friction, gravity=self._gravity,
-                          root_link=self.root_link, ros2_control=self.ros2_control,
-                          mimic=self.mimic, warnings=self.warnings, urdf_joints=self.urdf_joints,
-                          link_masses=self.link_masses, armature=self.armature)
+        return self._replace(I=I)
 
     def with_armature(self, armature):
         """
@@ -313,15 +305,21 @@ class RobotModel:
         One value for every joint or one per joint (kg m^2 for revolute joints, kg for prismatic
         ones), >= 0: what a geared motor adds (its rotor inertia times the gear ratio squared).
         """
-        return RobotModel(name=self.name, joint_names=self.joint_names, parent=self.parent,
-                          jtype=self.jtype, axis=self.axis, Xtree=self.Xtree, I=self.I,
-                          link_body=self._link_body, link_X=self._link_X,
-                          position_limits=self.position_limits,
-                          velocity_limits=self.velocity_limits, effort_limits=self.effort_limits,
-                          damping=self.damping, friction=self.friction, gravity=self._gravity,
-                          root_link=self.root_link, ros2_control=self.ros2_control,
-                          mimic=self.mimic, warnings=self.warnings, urdf_joints=self.urdf_joints,
-                          link_masses=self.link_masses, armature=armature)
+        return self._replace(armature=armature)
+
+    def _replace(self, **changes):
+        """Return a new model equal to this one but for the constructor arguments ``changes``."""
+        args = dict(name=self.name, joint_names=self.joint_names, parent=self.parent,
+                    jtype=self.jtype, axis=self.axis, Xtree=self.Xtree, I=self.I,
+                    link_body=self._link_body, link_X=self._link_X,
+                    position_limits=self.position_limits, velocity_limits=self.velocity_limits,
+                    effort_limits=self.effort_limits, damping=self.damping,
+                    friction=self.friction, gravity=self._gravity, root_link=self.root_link,
+                    ros2_control=self.ros2_control, mimic=self.mimic, warnings=self.warnings,
+                    urdf_joints=self.urdf_joints, link_masses=self.link_masses,
+                    armature=self.armature)
+        args.update(changes)
+        return RobotModel(**args)
 
     @property
     def massless_joints(self):
