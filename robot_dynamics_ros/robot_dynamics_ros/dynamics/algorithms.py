@@ -174,32 +174,34 @@ def coriolis_matrix(model, q, qd):
     The Christoffel-consistent factorization (the one of Pinocchio's computeCoriolisMatrix), in
     O(n^2) by a recursion over the tree (Echeandia & Wensing 2021), not by differences.
     """
-    C = np.empty((model.n, model.n))
-    try:
-        K.coriolis_one(model._model, model._ws, model._ws_c, q, qd, C)
-        return C
-    except (TypeError, ValueError):   # not the fast path's types or shapes: check below
-        pass
-    q, qd = _states(model, q, (qd, 'qd'))
-    if q.ndim != 1:
-        raise ValueError('coriolis_matrix takes one state (n,), not a batch')
-    K.coriolis_one(model._model, model._ws, model._ws_c, q, qd, C)
-    return C
+    return _one_state(model, 'coriolis_matrix', q, qd, np.empty((model.n, model.n)),
+                      lambda q, qd, C: K.coriolis_one(model._model, model._ws, model._ws_c,
+                                                      q, qd, C))
 
 
 def momentum(model, q, qd):
     """Compute the generalized momentum p = M(q) qd, in O(n) without forming M."""
-    p = np.empty(model.n)
+    return _one_state(model, 'momentum', q, qd, np.empty(model.n),
+                      lambda q, qd, p: K.momentum_one(model._model, model._ws, q, qd, p))
+
+
+def _one_state(model, what, q, qd, out, kernel):
+    """
+    Run ``kernel(q, qd, out)`` on one state and return ``out``.
+
+    The compiled kernel is tried on the arguments as given first; when it refuses their types or
+    shapes, the state is checked (a clear error) and converted, and the kernel runs again.
+    """
     try:
-        K.momentum_one(model._model, model._ws, q, qd, p)
-        return p
+        kernel(q, qd, out)
+        return out
     except (TypeError, ValueError):   # not the fast path's types or shapes: check below
         pass
     q, qd = _states(model, q, (qd, 'qd'))
     if q.ndim != 1:
-        raise ValueError('momentum takes one state (n,), not a batch')
-    K.momentum_one(model._model, model._ws, q, qd, p)
-    return p
+        raise ValueError(f'{what} takes one state (n,), not a batch')
+    kernel(q, qd, out)
+    return out
 
 
 def _singular(model):
