@@ -313,12 +313,8 @@ class Controller:
         ``qd`` the state at arrival. Raises ValueError, keeping the previous trajectory, when it is
         invalid.
         """
-        unknown = [j for j in joint_names if j not in self.base_model.joint_names]
-        if unknown:
-            raise ValueError(f'unknown joints {unknown}')
-        idx = np.array([self.base_model.index(j) for j in joint_names], dtype=np.int64)
-        traj = JointTrajectory(joint_names, times, positions, velocities, accelerations,
-                               start_time=start_time, q0=q[idx], qd0=qd[idx])
+        traj, idx = self._trajectory(joint_names, times, positions, velocities, accelerations,
+                                     start_time, q, qd)
         if traj.end_time < now:
             raise ValueError(f'the trajectory ended {now - traj.end_time:.3f} s ago '
                              f'(stamped start + last time_from_start is in the past)')
@@ -334,18 +330,24 @@ class Controller:
         with this controller's model (payload, armature), its effective effort limits and the
         URDF velocity limits, for the commanded joints. ValueError as ``set_trajectory``.
         """
-        unknown = [j for j in joint_names if j not in self.base_model.joint_names]
-        if unknown:
-            raise ValueError(f'unknown joints {unknown}')
-        idx = np.array([self.base_model.index(j) for j in joint_names], dtype=np.int64)
         q = np.asarray(q, dtype=float)
         qd = np.zeros(self.base_model.n) if qd is None else np.asarray(qd, dtype=float)
-        traj = JointTrajectory(joint_names, times, positions, velocities, accelerations,
-                               start_time=0.0, q0=q[idx], qd0=qd[idx])
+        traj, _ = self._trajectory(joint_names, times, positions, velocities, accelerations,
+                                   0.0, q, qd)
         return check_trajectory(self.model, traj, joints=self.joints, q_rest=q,
                                 effort_limits=self.limits,
                                 velocity_limits=self.model.velocity_limits[self.cmd],
                                 sample_period=sample_period)
+
+    def _trajectory(self, joint_names, times, positions, velocities, accelerations, start_time,
+                    q, qd):
+        """(JointTrajectory from the state q, qd in model order, its joints' model indices)."""
+        unknown = [j for j in joint_names if j not in self.base_model.joint_names]
+        if unknown:
+            raise ValueError(f'unknown joints {unknown}')
+        idx = np.array([self.base_model.index(j) for j in joint_names], dtype=np.int64)
+        return JointTrajectory(joint_names, times, positions, velocities, accelerations,
+                               start_time=start_time, q0=q[idx], qd0=qd[idx]), idx
 
     def desired(self, t, q):
         """(q_d, qd_d, qdd_d) in model order at time t, or None without trajectory."""
