@@ -15,6 +15,7 @@
 """What the launch_testing tests share: including an installed launch file, asking a node."""
 import os
 
+import launch_testing.asserts
 import rclpy
 from ament_index_python.packages import get_package_share_directory
 from launch.actions import IncludeLaunchDescription
@@ -53,8 +54,16 @@ def inverse_dynamics(peer, target, names, q):
         peer.node.destroy_client(client)
 
 
-def assert_clean_output(proc_output):
-    """Assert that no process printed a traceback (a clean Ctrl-C prints none)."""
+def assert_clean_exit(proc_info, proc_output, processes, never=()):
+    """
+    Assert that the launch ran ``processes`` processes and all exited cleanly.
+
+    Exit codes 0, no traceback (a clean Ctrl-C prints none) and none of the texts ``never``.
+    """
+    names = proc_info.process_names()
+    assert len(names) == processes, names
+    launch_testing.asserts.assertExitCodes(proc_info)
     for output in proc_output:
         text = output.text.decode(errors='replace')
-        assert 'Traceback' not in text and 'KeyboardInterrupt' not in text, text
+        for bad in ('Traceback', 'KeyboardInterrupt') + tuple(never):
+            assert bad not in text, text

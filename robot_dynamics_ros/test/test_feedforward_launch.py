@@ -41,7 +41,7 @@ from std_msgs.msg import String  # noqa: E402
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
-from launch_helpers import assert_clean_output, get_param, include, inverse_dynamics  # noqa: E402
+from launch_helpers import assert_clean_exit, get_param, include, inverse_dynamics  # noqa: E402
 from ros_harness import Peer  # noqa: E402
 
 PARAMS = '''/**:
@@ -111,6 +111,4 @@ class TestFeedforward(unittest.TestCase):
 class TestShutdown(unittest.TestCase):
 
     def test_the_node_exits_cleanly(self, proc_info, proc_output):
-        self.assertEqual(len(proc_info.process_names()), 1, proc_info.process_names())
-        launch_testing.asserts.assertExitCodes(proc_info)
-        assert_clean_output(proc_output)
+        assert_clean_exit(proc_info, proc_output, 1)
