@@ -16,6 +16,8 @@
 import os
 import random
 import shutil
+import signal
+import subprocess
 import sys
 import sysconfig
 
@@ -78,3 +80,20 @@ def executable(name):
         name, path=os.path.dirname(sys.executable))
     assert exe, f'{name} is neither in {lib} nor next to {sys.executable}'
     return exe
+
+
+def interrupt_group(proc, timeout=30):
+    """
+    Stop ``proc`` (started with start_new_session=True) as Ctrl-C would: SIGINT to its group.
+
+    ``ros2 launch`` then stops its nodes; SIGKILL to the group if it has not exited in ``timeout``
+    seconds. Nothing when it has exited already.
+    """
+    if proc.poll() is not None:
+        return
+    os.killpg(proc.pid, signal.SIGINT)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()

@@ -21,13 +21,13 @@ need.
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
 
 import pytest
 
+from conftest import interrupt_group
 from ros_harness import PACKAGE
 
 REPO = os.path.dirname(PACKAGE)
@@ -115,12 +115,7 @@ def launch_from_the_install(install, tmp_path):
             cmdlines = {name: open(f'/proc/{pid}/cmdline').read().replace('\0', ' ')
                         for name, pid in pids}
         finally:
-            os.killpg(proc.pid, signal.SIGINT)
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(proc.pid, signal.SIGKILL)
-                proc.wait()
+            interrupt_group(proc)
     out = log_path.read_text()
     assert 'releasing the brakes' in out, out
     lib = os.path.join(str(install), 'robot_dynamics_ros', 'lib', 'robot_dynamics_ros')

@@ -22,7 +22,6 @@ import os
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -32,6 +31,8 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 from sensor_msgs.msg import JointState  # noqa: E402
+
+from conftest import interrupt_group  # noqa: E402
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DAEMON_VERBS = {('topic', 'echo'), ('topic', 'list'), ('param', 'get'), ('param', 'list'),
@@ -107,13 +108,7 @@ def test_the_without_ros_section_works_line_by_line(tmp_path):
     finally:
         node.destroy_node()
         rclpy.shutdown()
-        if launch.poll() is None:
-            os.killpg(launch.pid, signal.SIGINT)
-            try:
-                launch.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                os.killpg(launch.pid, signal.SIGKILL)
-                launch.wait()
+        interrupt_group(launch)
         log.close()
     out = (tmp_path / 'launch.log').read_text()
     assert out.count('process has finished cleanly') == 2 and 'Traceback' not in out, out

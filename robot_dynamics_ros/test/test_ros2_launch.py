@@ -23,7 +23,6 @@ test_feedforward_launch.py).
 """
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -36,6 +35,8 @@ if shutil.which('ros2', path=os.path.dirname(sys.executable)) is None:
                 'from $RDR_ROS2_TOOLS, default ../shared/ros2-tools)', allow_module_level=True)
 
 from rcl_interfaces.srv import GetParameters  # noqa: E402
+
+from conftest import interrupt_group  # noqa: E402
 
 
 @pytest.fixture(scope='module')
@@ -62,13 +63,7 @@ class Launch:
         return self.log_path.read_text()
 
     def stop(self):
-        if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGINT)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait()
+        interrupt_group(self.proc, timeout=20)
         self._log.close()
         return self.log()
 
