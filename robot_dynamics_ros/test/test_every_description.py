@@ -28,7 +28,8 @@ import pinocchio as pin
 import pytest
 
 from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, coriolis_matrix, crba,
-                                         example_urdf, gravity_torques, momentum, rnea)
+                                         example_urdf, gravity_torques, momentum,
+                                         momentum_and_beta, rnea)
 
 from conftest import erd_root
 from pinocchio_oracle import Oracle
@@ -123,6 +124,11 @@ def test_every_algorithm_matches_pinocchio(rel):
         scale = max(np.abs(C_ref).max(), np.abs(M).max() * np.abs(qd).max())
         assert np.abs(C - C_ref).max() <= RTOL * scale, 'C'
         assert rel_err(momentum(model, q, qd), M @ qd) <= RTOL, 'momentum'
+        # the observer's O(n) terms: p = M qd and beta = g - C^T qd with Pinocchio's C and g
+        p, beta = momentum_and_beta(model, q, qd)
+        assert rel_err(p, M @ qd) <= RTOL, 'momentum_and_beta p'
+        beta_ref = oracle.gravity(q) - C_ref.T @ qd
+        assert np.abs(beta - beta_ref).max() <= RTOL * max(np.abs(beta_ref).max(), scale), 'beta'
         tau = rng.normal(size=model.n)
         ref = oracle.aba(q, qd, tau)
         if model.massless_joints:

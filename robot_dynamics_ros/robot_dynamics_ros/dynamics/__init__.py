@@ -21,11 +21,14 @@ No ROS import here; usable as a plain library::
     model = RobotModel.from_urdf_file('arm.urdf')
     tau = rnea(model, q, qd, qdd)
 """
-from .algorithms import aba, bias_torques, coriolis_matrix, crba, gravity_torques, momentum, rnea
+from .algorithms import (aba, bias_torques, coriolis_matrix, crba, gravity_torques, momentum,
+                         momentum_and_beta, rnea)
+from .kernels import compile_kernels
 from .model import PRISMATIC, REVOLUTE, RobotModel, mcI, plux
 
 __all__ = ['RobotModel', 'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba', 'warmup',
-           'coriolis_matrix', 'momentum',
+           'compile_kernels',
+           'coriolis_matrix', 'momentum', 'momentum_and_beta',
            'REVOLUTE', 'PRISMATIC', 'mcI', 'plux', 'example_urdf']
 
 

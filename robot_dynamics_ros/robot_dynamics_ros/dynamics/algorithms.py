@@ -185,6 +185,19 @@ def momentum(model, q, qd):
                       lambda q, qd, p: K.momentum_one(model._model, model._ws, q, qd, p))
 
 
+def momentum_and_beta(model, q, qd):
+    """
+    Return (p, beta): the generalized momentum M(q) qd and beta = g(q) - C(q, qd)^T qd.
+
+    What the momentum observer needs (dp/dt = tau + tau_ext - beta), in one O(n) sweep without
+    forming M or C; C as in ``coriolis_matrix``.
+    """
+    out = np.empty((2, model.n))
+    return tuple(_one_state(model, 'momentum_and_beta', q, qd, out,
+                            lambda q, qd, o: K.momentum_beta_one(model._model, model._ws, q, qd,
+                                                                 o[0], o[1])))
+
+
 def _one_state(model, what, q, qd, out, kernel):
     """
     Run ``kernel(q, qd, out)`` on one state and return ``out``.

@@ -33,6 +33,7 @@ Batches loop over a leading axis in compiled code.
 """
 import numpy as np
 from numba import njit, types
+from numba.core.registry import CPUDispatcher as Dispatcher
 from numba.extending import intrinsic
 
 from .spatial import (XTforce_add, XTIX_add, Xmotion, congruence_add, crf_add, crm_add, dot6,
@@ -316,8 +317,8 @@ def _minus_skew_add(out, r, c, x, y, z, s):
 
 
 def coriolis_workspace(n):
-    """Scratch of the Coriolis kernel: X0 (n,4,3) | Sw, Sd, v (n,6) | Ic, Bc (n,6,6) | 4 x 6x6."""
-    return np.zeros(n * (12 + 18 + 72) + 4 * 36)
+    """Coriolis kernel scratch: X0 (n,4,3) | Sw, Sd, v (n,6) | Ic (n,4,4) | Bc (n,6,6) | 3 6x6."""
+    return np.zeros(n * (12 + 18 + 16 + 36) + 3 * 36)
 
 
 @njit(cache=True)
@@ -328,8 +329,9 @@ def Coriolis_C(model, ws, wc, q, qd, C):
     Echeandia & Wensing's body-level factorization, in world coordinates: C = sum over bodies b
     of J_b^T (B_b J_b + I_b dJ_b/dt) with B_b = (v_b x* I_b - I_b v_b x + (I_b v_b) xbar) / 2,
     evaluated in O(n^2) with composite I and B: for k an ancestor of i (or i),
-    C[i, k] = S_i . (Bc_i S_k + Ic_i dS_k) and C[k, i] = S_k . (Bc_i S_i + Ic_i dS_i), where
-    dS_k = v_k x S_k is the motion subspace's rate of change in world coordinates.
+    C[i, k] = S_i . (Bc_i S_k + Ic_i dS_k) = (Bc_i^T S_i) . S_k + (Ic_i S_i) . dS_k and
+    C[k, i] = S_k . (Bc_i S_i + Ic_i dS_i), where dS_k = v_k x S_k is the motion subspace's rate
+    of change in world coordinates: three 6-vectors per joint, two dot products per pair.
     """
     n = C.shape[0]
     parent, jtype, S, Xtree, axis, I, _, _ = _model(model, n)
@@ -337,10 +339,10 @@ def Coriolis_C(model, ws, wc, q, qd, C):
     X0 = _view(wc, 0, (n, 4, 3))
     SSv = _view(wc, 12 * n, (3, n, 6))
     Sw, Sd, v = SSv[0], SSv[1], SSv[2]
-    IB = _view(wc, 30 * n, (2, n, 6, 6))
-    Ic, Bc = IB[0], IB[1]
-    M4 = _view(wc, 102 * n, (4, 6, 6))
-    X6, I6, T, W = M4[0], M4[1], M4[2], M4[3]
+    Ic = _view(wc, 30 * n, (n, 4, 4))          # world-frame inertias as [Ibar h; h^T m]
+    Bc = _view(wc, 46 * n, (n, 6, 6))
+    M3 = _view(wc, 82 * n, (3, 6, 6))
+    I6, P, T = M3[0], M3[1], M3[2]
     for i in range(n):
         jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])
         p = int(parent[i])
@@ -375,27 +377,48 @@ def Coriolis_C(model, ws, wc, q, qd, C):
             v[i, k] = (0.0 if p < 0 else v[p, k]) + Sw[i, k] * qd[i]
             Sd[i, k] = 0.0
         crm_add(Sd[i], v[i], Sw[i], 1.0)                               # dS = v x S
-        # the body's inertia in world coordinates: X0^T I X0
-        plux6(X6, X0[i])
-        inertia6(I6, I[i])
-        for a in range(6):
-            for b in range(6):
-                Ic[i, a, b] = 0.0
-        congruence_add(Ic[i], X6, I6, T)
-        # B = (crf(v) I - I crm(v) + fbar(I v)) / 2;  crf(v) = -crm(v)^T
-        _crm6(W, v[i])
-        for a in range(6):
-            for b in range(6):
-                s = 0.0
-                for k in range(6):
-                    s += -W[k, a] * Ic[i, k, b] - Ic[i, a, k] * W[k, b]
-                Bc[i, a, b] = 0.5 * s
-        h = T[0]                                                         # I v (force)
-        for a in range(6):
+        # the body's inertia in world coordinates (X0^T I X0) from its parameters: rotated,
+        # Ibar' = E^T Ibar E and h' = E^T h; moved to the world origin (r from it),
+        # Ibar_w = Ibar' + (h'.r) 1 - r h'^T + (r.h') 1 - h' r^T + m (|r|^2 1 - r r^T),
+        # h_w = h' + m r
+        Ib, m = I[i], I[i, 3, 3]
+        Iw = Ic[i]
+        for a in range(3):
             s = 0.0
-            for k in range(6):
-                s += Ic[i, a, k] * v[i, k]
-            h[a] = s
+            for k in range(3):
+                s += E0[k, a] * Ib[k, 3]
+            Iw[a, 3] = s                                                # h' = E^T h
+        for a in range(3):
+            for b in range(3):
+                T[a, b] = Ib[a, 0] * E0[0, b] + Ib[a, 1] * E0[1, b] + Ib[a, 2] * E0[2, b]
+        hr = Iw[0, 3] * r0[0] + Iw[1, 3] * r0[1] + Iw[2, 3] * r0[2]
+        rr = r0[0] * r0[0] + r0[1] * r0[1] + r0[2] * r0[2]
+        for a in range(3):
+            for b in range(3):
+                Iw[a, b] = (E0[0, a] * T[0, b] + E0[1, a] * T[1, b] + E0[2, a] * T[2, b]
+                            - r0[a] * Iw[b, 3] - Iw[a, 3] * r0[b] - m * r0[a] * r0[b])
+            Iw[a, a] += 2.0 * hr + m * rr
+        for a in range(3):
+            Iw[a, 3] += m * r0[a]
+            Iw[3, a] = Iw[a, 3]
+        Iw[3, 3] = m
+        # B = (crf(v) I - I crm(v) + fbar(I v)) / 2 = -(P + P^T) / 2 + fbar(h) / 2, P = I crm(v)
+        inertia6(I6, Iw)
+        w0, w1, w2, u0, u1, u2 = v[i, 0], v[i, 1], v[i, 2], v[i, 3], v[i, 4], v[i, 5]
+        for a in range(6):
+            # columns of crm(v) = [wx 0; ux wx]: P[:, b] = I6 crm(v)[:, b]
+            x0, x1, x2, x3, x4, x5 = I6[a, 0], I6[a, 1], I6[a, 2], I6[a, 3], I6[a, 4], I6[a, 5]
+            P[a, 0] = x1 * w2 - x2 * w1 + x4 * u2 - x5 * u1
+            P[a, 1] = -x0 * w2 + x2 * w0 - x3 * u2 + x5 * u0
+            P[a, 2] = x0 * w1 - x1 * w0 + x3 * u1 - x4 * u0
+            P[a, 3] = x4 * w2 - x5 * w1
+            P[a, 4] = -x3 * w2 + x5 * w0
+            P[a, 5] = x3 * w1 - x4 * w0
+        for a in range(6):
+            for b in range(6):
+                Bc[i, a, b] = -0.5 * (P[a, b] + P[b, a])
+        h = T[3]                                                         # I v (force)
+        Imul(h, Iw, v[i])
         # + fbar(h) / 2, fbar(f) v = v x* f:  [-n x, -f x; -f x, 0] for h = [n; f]
         _minus_skew_add(Bc[i], 0, 0, h[0], h[1], h[2], 0.5)
         _minus_skew_add(Bc[i], 0, 3, h[3], h[4], h[5], 0.5)
@@ -403,27 +426,26 @@ def Coriolis_C(model, ws, wc, q, qd, C):
     for i in range(n - 1, -1, -1):                                      # composites
         p = int(parent[i])
         if p >= 0:
+            for a in range(4):
+                for b in range(4):
+                    Ic[p, a, b] += Ic[i, a, b]
             for a in range(6):
                 for b in range(6):
-                    Ic[p, a, b] += Ic[i, a, b]
                     Bc[p, a, b] += Bc[i, a, b]
-    F = T[1]
-    G = T[2]
+    F, G, t = T[0], T[1], T[2]
     for i in range(n):
-        # G = Bc_i S_i + Ic_i dS_i: pairs (k ancestor of i, i)
+        # F = Bc_i^T S_i, G = Bc_i S_i + Ic_i dS_i, t = Ic_i S_i
+        Imul(G, Ic[i], Sd[i])
+        Imul(t, Ic[i], Sw[i])
         for a in range(6):
-            s = 0.0
+            s, g = 0.0, G[a]
             for k in range(6):
-                s += Bc[i, a, k] * Sw[i, k] + Ic[i, a, k] * Sd[i, k]
-            G[a] = s
+                s += Bc[i, k, a] * Sw[i, k]
+                g += Bc[i, a, k] * Sw[i, k]
+            F[a], G[a] = s, g
         k = i
         while k >= 0:
-            for a in range(6):
-                s = 0.0
-                for b in range(6):
-                    s += Bc[i, a, b] * Sw[k, b] + Ic[i, a, b] * Sd[k, b]
-                F[a] = s
-            C[i, k] = dot6(Sw[i], F)                                    # S_i . (Bc_i S_k + ..)
+            C[i, k] = dot6(F, Sw[k]) + dot6(t, Sd[k])                   # S_i . (Bc_i S_k + ..)
             if k != i:
                 C[k, i] = dot6(Sw[k], G)                                # S_k . (Bc_i S_i + ..)
             k = int(parent[k])
@@ -432,11 +454,20 @@ def Coriolis_C(model, ws, wc, q, qd, C):
 
 
 @njit(cache=True)
-def momentum(model, ws, q, qd, p):
-    """Compute the generalized momentum p = M(q) qd without M: S_i . sum of subtree I v."""
+def momentum(model, ws, q, qd, p, beta):
+    """
+    Compute the generalized momentum p = M(q) qd without M: S_i . (subtree's I v).
+
+    With ``beta``, also the momentum observer's beta = g(q) - C(q, qd)^T qd in the same O(n)
+    sweep: C^T qd = sum over bodies of dJ_b^T I_b v_b (the body factorization's B_b^T v_b is
+    zero), so (C^T qd)_i = (v_i x S_i) . (subtree's I v), and g_i = S_i . (subtree's I a_g).
+    """
     n = p.shape[0]
-    parent, jtype, S, Xtree, axis, I, armature, _ = _model(model, n)
-    Xup, v, _, h, _ = _ws_rnea(ws, n)
+    parent, jtype, S, Xtree, axis, I, armature, a_grav = _model(model, n)
+    Xup, v, a, h, t = _ws_rnea(ws, n)
+    _, f, _, _, _, _, _ = _ws_aba(ws, n)
+    for k in range(6):
+        t[0, k] = -a_grav[k]
     for i in range(n):
         jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])
         pp = int(parent[i])
@@ -448,17 +479,27 @@ def momentum(model, ws, q, qd, p):
             for k in range(6):
                 v[i, k] += S[i, k] * qd[i]
         Imul(h[i], I[i], v[i])                                          # h = I v
+        if beta is not None:
+            Xmotion(a[i], Xup[i], t[0] if pp < 0 else a[pp])            # a_g = Xup a_g[p]
+            Imul(f[i], I[i], a[i])                                      # f = I a_g
     for i in range(n - 1, -1, -1):
         p[i] = dot6(S[i], h[i]) + armature[i] * qd[i]
+        if beta is not None:
+            for k in range(6):
+                t[1, k] = 0.0
+            crm_add(t[1], v[i], S[i], 1.0)                              # dS = v x S
+            beta[i] = dot6(S[i], f[i]) - dot6(t[1], h[i])
         pp = int(parent[i])
         if pp >= 0:
             XTforce_add(h[pp], Xup[i], h[i])
+            if beta is not None:
+                XTforce_add(f[pp], Xup[i], f[i])
 
 
 # ---- entry points: check shapes, run; batches loop in compiled code ----------------------------
-# Explicit signatures: compiled (or loaded from numba's cache) at import, and a call with other
-# types (a list, int64, a strided view, ...) raises TypeError at once instead of compiling; the
-# wrappers in algorithms.py then convert and call again.
+# Explicit signatures: compiled (or loaded from numba's cache) on the first call (``_entry``), and
+# a call with other types (a list, int64, a strided view, ...) raises TypeError at once instead of
+# compiling; the wrappers in algorithms.py then convert and call again.
 
 _RO1 = types.Array(types.float64, 1, 'C', readonly=True)
 _V = {d: types.Array(types.float64, d, 'C') for d in (1, 2, 3)}
@@ -466,6 +507,41 @@ _V = {d: types.Array(types.float64, d, 'C') for d in (1, 2, 3)}
 
 def _sig(*dims, ret=types.void):
     return ret(_RO1, _V[1], *[_V[d] for d in dims])
+
+
+ENTRY_POINTS = {}       # name -> (python function, signature) of every entry point
+
+
+def _entry(signature):
+    """
+    Declare an entry point compiled for ``signature`` on its first call, not at import.
+
+    Until then the module attribute is a stub; the first call compiles (or loads from numba's
+    cache) the kernel and rebinds the attribute to the compiled dispatcher, so later calls pay
+    nothing for the laziness. A node then compiles only what its mode uses (seconds each on a
+    fresh install); ``compile_kernels`` compiles a given list (all by default).
+    """
+    def declare(fn):
+        ENTRY_POINTS[fn.__name__] = (fn, signature)
+
+        def stub(*args):
+            return compile_kernels([fn.__name__])[0](*args)
+        stub.__name__ = stub.__qualname__ = fn.__name__
+        stub.__doc__ = fn.__doc__
+        return stub
+    return declare
+
+
+def compile_kernels(names=None):
+    """Compile (or load from the cache) the entry points ``names`` (all); return them."""
+    out = []
+    for name in ENTRY_POINTS if names is None else names:
+        kernel = globals()[name]
+        if not isinstance(kernel, Dispatcher):
+            fn, signature = ENTRY_POINTS[name]
+            kernel = globals()[name] = njit([signature], cache=True)(fn)
+        out.append(kernel)
+    return out
 
 
 @njit(cache=True, inline='always')
@@ -492,35 +568,35 @@ def _row(x, k):
     return _view(x, k * (x.size // x.shape[0]), x.shape[1:])
 
 
-@njit([_sig(1, 1, 1, 2, 1)], cache=True)
+@_entry(_sig(1, 1, 1, 2, 1))
 def rnea_one(model, ws, q, qd, qdd, f_ext, tau):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, qdd), _check(n, tau), _check_dims(f_ext, n, 6)
     ID(model, ws, q, qd, qdd, f_ext, tau)
 
 
-@njit([_sig(1, 1)], cache=True)
+@_entry(_sig(1, 1))
 def gravity_one(model, ws, q, tau):
     n = _nbodies(model)
     _check(n, q), _check(n, tau)
     ID(model, ws, q, None, None, None, tau)
 
 
-@njit([_sig(1, 2)], cache=True)
+@_entry(_sig(1, 2))
 def crba_one(model, ws, q, H):
     n = _nbodies(model)
     _check(n, q), _check_dims(H, n, n)
     HandC_H(model, ws, q, H)
 
 
-@njit([_sig(1, 1, 1, 2, 1, ret=types.int64)], cache=True)
+@_entry(_sig(1, 1, 1, 2, 1, ret=types.int64))
 def aba_one(model, ws, q, qd, tau, f_ext, qdd):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)
     return FDab(model, ws, q, qd, tau, f_ext, qdd)
 
 
-@njit([types.void(_RO1, _V[1], _V[1], _V[1], _V[1], _V[2])], cache=True)
+@_entry(types.void(_RO1, _V[1], _V[1], _V[1], _V[1], _V[2]))
 def coriolis_one(model, ws, wc, q, qd, C):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check_dims(C, n, n)
@@ -530,14 +606,21 @@ def coriolis_one(model, ws, wc, q, qd, C):
     Coriolis_C(model, ws, wc, q, qd, C)
 
 
-@njit([_sig(1, 1, 1)], cache=True)
+@_entry(_sig(1, 1, 1))
 def momentum_one(model, ws, q, qd, p):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, p)
-    momentum(model, ws, q, qd, p)
+    momentum(model, ws, q, qd, p, None)
 
 
-@njit([_sig(2, 2, 2, 3, 2)], cache=True)
+@_entry(_sig(1, 1, 1, 1))
+def momentum_beta_one(model, ws, q, qd, p, beta):
+    n = _nbodies(model)
+    _check(n, q), _check(n, qd), _check(n, p), _check(n, beta)
+    momentum(model, ws, q, qd, p, beta)
+
+
+@_entry(_sig(2, 2, 2, 3, 2))
 def rnea_batch(model, ws, q, qd, qdd, f_ext, tau):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, qdd), _check(n, tau), _check_dims(f_ext, n, 6)
@@ -547,7 +630,7 @@ def rnea_batch(model, ws, q, qd, qdd, f_ext, tau):
         ID(model, ws, _row(q, k), _row(qd, k), _row(qdd, k), _row(f_ext, k), _row(tau, k))
 
 
-@njit([_sig(2, 2)], cache=True)
+@_entry(_sig(2, 2))
 def gravity_batch(model, ws, q, tau):
     n = _nbodies(model)
     _check(n, q), _check(n, tau), _check_batch(q, tau)
@@ -555,7 +638,7 @@ def gravity_batch(model, ws, q, tau):
         ID(model, ws, _row(q, k), None, None, None, _row(tau, k))
 
 
-@njit([_sig(2, 3)], cache=True)
+@_entry(_sig(2, 3))
 def crba_batch(model, ws, q, H):
     n = _nbodies(model)
     _check(n, q), _check_dims(H, n, n), _check_batch(q, H)
@@ -563,7 +646,7 @@ def crba_batch(model, ws, q, H):
         HandC_H(model, ws, _row(q, k), _row(H, k))
 
 
-@njit([_sig(2, 2, 2, 3, 2, ret=types.int64)], cache=True)
+@_entry(_sig(2, 2, 2, 3, 2, ret=types.int64))
 def aba_batch(model, ws, q, qd, tau, f_ext, qdd):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)

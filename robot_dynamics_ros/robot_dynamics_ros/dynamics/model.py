@@ -328,8 +328,13 @@ class RobotModel:
 
         The mass matrix is singular there, so forward dynamics is undefined.
         """
-        from .algorithms import crba
-        diag = np.diag(crba(self, np.zeros(self.n)))
+        # the diagonal of CRBA at q = 0 (where Xup = Xtree), in numpy: checked at every load,
+        # it should not wait for a compiled kernel (seconds on a fresh install)
+        IC = self.I.copy()
+        for i in range(self.n - 1, -1, -1):
+            if self.parent[i] >= 0:
+                IC[self.parent[i]] += self.Xtree[i].T @ IC[i] @ self.Xtree[i]
+        diag = np.einsum('ij,ijk,ik->i', self.S, IC, self.S) + self.armature
         return tuple(j for j, d in zip(self.joint_names, diag) if not d > 0)
 
     @property
