@@ -26,6 +26,7 @@ Modes:
 limits (URDF, overridable).
 """
 import difflib
+import math
 
 import numpy as np
 
@@ -247,6 +248,35 @@ class Controller:
         joints updated, commanded joints updated). ValueError, changing nothing, for a joint named
         twice, short arrays or NaN.
         """
+        model_idx, msg_idx, n_cmd = self._map(names)
+        n_names = len(names)
+        if len(positions) < n_names:
+            raise ValueError(f'position has {len(positions)} values for {n_names} names')
+        if len(velocities) and len(velocities) < n_names:
+            raise ValueError(f'velocity has {len(velocities)} values for {n_names} names')
+        if len(model_idx) == 0:
+            return 0, 0
+        pos = np.asarray(positions, dtype=float)[msg_idx]
+        vel = np.asarray(velocities, dtype=float)[msg_idx] if len(velocities) else 0.0
+        # a sum is finite when every term is (a NaN or Inf propagates); the exact check only
+        # when it is not, since finite values near 1e308 can overflow a sum
+        if not math.isfinite(pos.sum() + np.sum(vel)) and not (
+                np.isfinite(pos).all() and np.isfinite(vel).all()):
+            raise ValueError('joint state contains NaN or Inf')
+        self.q[model_idx] = pos
+        self.qd[model_idx] = vel
+        self.received[model_idx] = True
+        self.updated[model_idx] = now
+        if not self._all_received:
+            self._all_received = bool(self.received[self.cmd].all())
+        return len(model_idx), n_cmd
+
+    def state_map(self, names):
+        """(model indices, message indices) of a JointState's ``names`` that the model has."""
+        return self._map(names)[:2]
+
+    def _map(self, names):
+        """(model indices, message indices, commanded joints among them) for ``names``, cached."""
         key = tuple(names)
         maps = self._maps.get(key)
         if maps is None:
@@ -261,48 +291,35 @@ class Controller:
             if len(self._maps) > 16:
                 self._maps.clear()
             self._maps[key] = maps
-        model_idx, msg_idx, n_cmd = maps
-        n_names = len(key)
-        if len(positions) < n_names:
-            raise ValueError(f'position has {len(positions)} values for {n_names} names')
-        if len(velocities) and len(velocities) < n_names:
-            raise ValueError(f'velocity has {len(velocities)} values for {n_names} names')
-        if len(model_idx) == 0:
-            return 0, 0
-        pos = np.asarray(positions, dtype=float)[msg_idx]
-        vel = (np.asarray(velocities, dtype=float)[msg_idx] if len(velocities)
-               else np.zeros(len(model_idx)))
-        if not (np.all(np.isfinite(pos)) and np.all(np.isfinite(vel))):
-            raise ValueError('joint state contains NaN or Inf')
-        self.q[model_idx] = pos
-        self.qd[model_idx] = vel
-        self.received[model_idx] = True
-        self.updated[model_idx] = now
-        return len(model_idx), n_cmd
+        return maps
 
     def reset_state(self):
         """Forget every joint state: joints take default positions and zero velocity."""
         n = self.base_model.n
         self.q, self.qd = self.default_q.copy(), np.zeros(n)
         self.received = np.zeros(n, dtype=bool)
+        self._all_received = False      # every commanded joint received once (a cache)
         self.updated = np.full(n, -np.inf)           # time of the last update of each joint
 
     def take_state(self, other):
         """Carry the merged state over from another Controller of the same model."""
         self.q, self.qd = other.q.copy(), other.qd.copy()
         self.received, self.updated = other.received.copy(), other.updated.copy()
+        self._all_received = bool(self.received[self.cmd].all())
         self.q[~self.received] = self.default_q[~self.received]
 
     def missing_joints(self):
         """Commanded joints never received."""
-        if self.received[self.cmd].all():
+        if self._all_received or self.received[self.cmd].all():
             return []
         return [self.base_model.joint_names[i] for i in self.cmd if not self.received[i]]
 
     def stale_joints(self, now, timeout):
         """Commanded joints whose last update is older than ``timeout`` (or never came)."""
+        if now - self.updated[self.cmd].min() <= timeout:
+            return []
         old = now - self.updated[self.cmd] > timeout
-        return [self.joints[k] for k in np.flatnonzero(old)] if old.any() else []
+        return [self.joints[k] for k in np.flatnonzero(old)]
 
     def set_trajectory(self, joint_names, times, positions, velocities, accelerations, *,
                        start_time, now, q, qd):

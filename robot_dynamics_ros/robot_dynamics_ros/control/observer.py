@@ -38,10 +38,11 @@ them. After a start or a reset, r needs 5 / K_O to settle from zero (``settled``
 the arm before (brakes) shows until then.
 """
 from collections import deque
-
 import numpy as np
 
-from ..dynamics import coriolis_matrix, gravity_torques, momentum
+import math
+
+from ..dynamics import momentum, momentum_and_beta
 
 
 class MomentumObserver:
@@ -59,6 +60,7 @@ class MomentumObserver:
             raise ValueError(f'observer gain needs one value > 0 or one per joint ({model.n}) '
                              f'(1/s), got {np.asarray(gain).tolist()}')
         self.gain = g
+        self._settle_time = 5.0 / g.min()
         self.r = np.zeros(model.n)
         self._start = None          # the time of the first sample since the start or a reset
         self._last = None           # (t, p, C^T qd - g) of the previous sample
@@ -76,11 +78,15 @@ class MomentumObserver:
     def settled(self):
         """Return whether 5 / K_O (the slowest joint's) have passed since the first sample."""
         return self._start is not None and self._last is not None and \
-            self._last[0] - self._start >= 5.0 / self.gain.min()
+            self._last[0] - self._start >= self._settle_time
 
-    def _integrand(self, q, qd):
-        C = coriolis_matrix(self.model, q, qd)
-        return C.T @ qd - gravity_torques(self.model, q)
+    def _typical_interval(self):
+        """Return the median of the recent intervals (inf with fewer than 5)."""
+        k = len(self._intervals)
+        if k < 5:
+            return math.inf
+        x = sorted(self._intervals)
+        return x[k // 2] if k % 2 else 0.5 * (x[k // 2 - 1] + x[k // 2])
 
     def update(self, q, qd, tau, t):
         """
@@ -92,9 +98,9 @@ class MomentumObserver:
         A sample at the time of the previous one changes nothing; one before it starts again
         from there (r held).
         """
-        q, qd, tau = (np.asarray(x, dtype=float) for x in (q, qd, tau))
-        p = momentum(self.model, q, qd)
-        w = self._integrand(q, qd)
+        tau = np.asarray(tau, dtype=float)
+        p, beta = momentum_and_beta(self.model, q, qd)
+        w = -beta                           # C^T qd - g, in O(n)
         last = self._last
         if last is None or last[0] is None:
             self._last = (t, p, w)
@@ -110,7 +116,7 @@ class MomentumObserver:
             self.skipped += 1
             self._before, self._last = None, (t, p, w)
             return self.r
-        typical = np.median(self._intervals) if len(self._intervals) >= 5 else np.inf
+        typical = self._typical_interval()
         self._intervals.append(dt)
         if dt > self.max_interval or dt > self.gap_factor * typical:
             self.skipped += 1               # a gap: hold r, start again from this sample
