@@ -419,8 +419,35 @@ def test_effort_limits_clamp_the_output(arm):
         arm.set(**{f'effort_limits__{arm.joints[j]}': 1e6})
 
 
+def test_torques_every_decimates_the_monitor_not_the_commands(arm):
+    reset(arm)
+    q, qd = arm.random_state(91)
+    arm.hold_state(q, qd)
+    g = arm.oracle.gravity(arm.full(q))[arm.idx]
+    ok, got = arm.peer.command_close_to(g)
+    assert ok, (g, got)
+    try:
+        for every, low, high in ((0, 0.0, 0.0), (4, 0.15, 0.35)):
+            arm.set(torques_every=every)
+            arm.peer.spin_until(lambda: False, 0.3)          # let the change take effect
+            n_cmd, n_mon = len(arm.peer.commands), len(arm.peer.torques)
+            arm.peer.spin_until(lambda: False, 1.0)
+            commands = len(arm.peer.commands) - n_cmd
+            ratio = (len(arm.peer.torques) - n_mon) / commands
+            assert commands > 20 and low <= ratio <= high, (every, commands, ratio)
+            # what is published is still right
+            assert np.allclose(arm.peer.commands[-1], g, atol=1e-8)
+            if every:
+                assert np.allclose(arm.peer.torques[-1].effort, g, atol=1e-8)
+    finally:
+        arm.set(torques_every=1)
+
+
 def test_invalid_parameters_are_refused(arm):
     for values, reason in [(dict(mode='impedance'), 'mode must be one of'),
+                           (dict(torques_every=-1), 'torques_every must be >= 0'),
+                           (dict(external_torques_every=-2),
+                            'external_torques_every must be >= 0'),
                            (dict(on_timeout='hold'), 'on_timeout must be one of'),
                            (dict(state_timeout=0.0), 'state_timeout must be > 0'),
                            (dict(kp=[1.0, 2.0]), 'kp needs')]:

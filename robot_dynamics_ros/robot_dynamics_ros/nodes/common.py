@@ -13,20 +13,38 @@
 # limitations under the License.
 
 """Pieces both nodes share: the robot_description source, parameter and logging helpers, main()."""
+import gc
+import os
 import signal
 import sys
 import textwrap
+import threading
 import time
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy._rclpy_pybind11 import RCLError
-from rclpy.executors import ExternalShutdownException
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
 from ..dynamics import RobotModel
+
+
+def _process_start():
+    """Return when this process started, on time.monotonic's clock (Linux; else: now)."""
+    try:
+        with open('/proc/self/stat') as f:
+            ticks = int(f.read().rsplit(')', 1)[1].split()[19])     # field 22, starttime
+        with open('/proc/uptime') as f:
+            uptime = float(f.read().split()[0])
+        return time.monotonic() - (uptime - ticks / os.sysconf('SC_CLK_TCK'))
+    except (OSError, ValueError, IndexError):
+        return time.monotonic()
+
+
+STARTED = _process_start()     # for the start-up log
 
 # What robot_state_publisher publishes robot_description with.
 DESCRIPTION_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
@@ -174,6 +192,8 @@ class DescriptionSource:
         for warning in model.warnings:
             self.node.get_logger().warning(f'robot_description from {source}: {warning}')
         self.on_model(model, xml, source)
+        gc.collect()
+        gc.freeze()                 # the model lives until the next one: see run_node
         return True
 
 
@@ -216,6 +236,48 @@ def log_at(logger, level, message):
         logger.warning(message)
 
 
+def loop_node(node, topic):
+    """
+    Create the node that carries a control loop's input subscription ``topic`` on its own.
+
+    rclpy's executors take whole nodes, and each turn of one walks every subscription, service
+    and timer of its nodes in Python: a node's parameter and other services make its hot
+    subscription wait longer. This node has no parameter services and no rosout; ``spin`` runs
+    it on an executor of its own, in a thread. It subscribes to ``topic`` as ``node`` resolves
+    it (remappings included) and is named ``<node>_loop`` in ``node``'s namespace.
+    """
+    return rclpy.create_node(f'{node.get_name()}_loop', namespace=node.get_namespace(),
+                             context=node.context, use_global_arguments=False,
+                             start_parameter_services=False, enable_rosout=False)
+
+
+def spin(node):
+    """
+    Spin ``node`` until shutdown; its ``loop_node`` (if any) on a second executor and thread.
+
+    Callbacks of the two run concurrently: the node serialises them with its own lock.
+    """
+    loop = getattr(node, 'loop_node', None)
+    if loop is None:
+        rclpy.spin(node)
+        return
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(loop)
+
+    def spin_loop():
+        try:
+            executor.spin()
+        except (ExternalShutdownException, RCLError):
+            pass                # shutdown (SIGINT, SIGTERM): the main thread cleans up
+    thread = threading.Thread(target=spin_loop, name='control loop', daemon=True)
+    thread.start()
+    try:
+        rclpy.spin(node)
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        thread.join(timeout=1.0)
+
+
 def run_node(node_class, args=None, help_text=''):
     """
     rclpy.init, spin a node of ``node_class``, shut down.
@@ -246,7 +308,11 @@ def run_node(node_class, args=None, help_text=''):
     try:
         node = node_class()
         spinning.append(True)
-        rclpy.spin(node)
+        # what start-up allocated (imports, the model, compiled kernels) is never freed: keep
+        # it out of the garbage collector's full passes, which otherwise walk it all (ms) at
+        # unpredictable times inside the control loop
+        gc.freeze()
+        spin(node)
     except SystemExit as e:
         print(e, file=sys.stderr)
         return 1

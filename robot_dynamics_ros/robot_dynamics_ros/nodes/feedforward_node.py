@@ -26,7 +26,11 @@ Serves ``~/inverse_dynamics`` (robot_dynamics_msgs/srv/InverseDynamics). The ari
 joint_states are merged per joint (an arm and its gripper may publish separately); the state is
 stale as soon as a commanded joint's last update is older than ``state_timeout``.
 """
+import array
+import collections
+import functools
 import sys
+import threading
 import time
 
 import numpy as np
@@ -46,9 +50,9 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 from ..control import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints, payload_model,
                        unknown_joint_keys)
 from ..control import REACTIONS, MomentumObserver, over_threshold, per_joint
-from ..dynamics import RobotModel, gravity_torques
-from .common import (DescriptionSource, Throttle, coerce_numbers, declare, log_at, run_node,
-                     usage)
+from ..dynamics import RobotModel, compile_kernels, gravity_torques
+from .common import (STARTED, DescriptionSource, Throttle, coerce_numbers, declare, log_at,
+                     loop_node, run_node, usage)
 
 NODE_NAME = 'inverse_dynamics_controller'
 
@@ -110,6 +114,11 @@ PARAMETERS = {
                                        'finds): off (run it), reject (refuse it) or scale '
                                        '(stretch every time_from_start by k*, the smallest '
                                        'factor that fits)', False),
+    'torques_every': (int, 1, 'publish ~/torques with every N-th command (0: never); a monitor '
+                              'only, the commands go out either way', False),
+    'external_torques_every': (int, 1, 'publish ~/external_torques with every N-th estimate (0: '
+                                       'never); the observer and collision detection run on '
+                                       'every state either way', False),
     'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
                                 'diagonal: one for all or one per model joint (kg m^2; kg for '
                                 'prismatic joints; empty: none)', True),
@@ -135,6 +144,45 @@ SCALINGS = ('off', 'reject', 'scale')
 JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 
 
+def _locked(method):
+    """Run ``method`` holding the node's lock (the control loop runs in a thread of its own)."""
+    @functools.wraps(method)
+    def wrapper(self, *args):
+        with self.lock:
+            return method(self, *args)
+    return wrapper
+
+
+def _field_view(msg, field, n):
+    """
+    Set a float64[] ``field`` of ``msg`` to n zeros; return a numpy view of the message's array.
+
+    Writing the view updates the message: no conversion, allocation or per-element check per
+    publish (the field's setter would copy a new array each time).
+    """
+    setattr(msg, field, array.array('d', bytes(8 * n)))
+    return np.frombuffer(getattr(msg, field), dtype=np.float64)
+
+
+class Outputs:
+    """The messages the control loop publishes, built once per controller and refilled."""
+
+    def __init__(self, ctrl):
+        k, n = len(ctrl.joints), ctrl.base_model.n
+        self.command_msg = Float64MultiArray()
+        self.command = _field_view(self.command_msg, 'data', k)
+        # ~/torques: efforts only, or with the desired state when there is a trajectory
+        self.torques_msg = JointState(name=list(ctrl.joints))
+        self.effort = _field_view(self.torques_msg, 'effort', k)
+        self.desired_msg = JointState(name=list(ctrl.joints))
+        self.desired = [_field_view(self.desired_msg, f, k)
+                        for f in ('position', 'velocity', 'effort')]
+        self.external_msg = JointState(name=list(ctrl.base_model.joint_names))
+        self.external = [_field_view(self.external_msg, f, n)
+                         for f in ('position', 'velocity', 'effort')]
+        self.commands = self.estimates = 0       # counts, for torques_every and the like
+
+
 class FeedforwardNode(Node):
 
     def __init__(self):
@@ -145,7 +193,8 @@ class FeedforwardNode(Node):
         self.model = None
         self.state_stamp = None
         self.stale = None               # the stale (or missing) commanded joints being reported
-        self.gaps = []                  # recent intervals (s) between commanded-joint updates
+        # recent intervals (s) between commanded-joint updates
+        self.gaps = collections.deque(maxlen=20)
         self.last_update = None
         self._warned = set()
         self.throttle = Throttle(self.get_logger())
@@ -157,16 +206,21 @@ class FeedforwardNode(Node):
             raise SystemExit(f'[{NODE_NAME}] invalid parameter: {problem}')
 
         self.observer, self.thresholds = None, None
+        self.watched = False            # any collision threshold > 0
         self._observed = None             # the time of the observer's last sample
         self.efforts = self.effort_seen = self.motor = None     # model order
         self.collided = False
+        self.out = None                   # preallocated messages (Outputs)
         self.cmd_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.torque_pub = self.create_publisher(JointState, '~/torques', 10)
         self.external_pub = self.create_publisher(JointState, '~/external_torques', 10)
         self.collision_pub = self.create_publisher(CollisionEvent, '~/collision', 10)
         self.create_service(Trigger, '~/reset_collision', self._on_reset_collision)
-        self.create_subscription(JointState, 'joint_states', self._on_joint_states,
-                                 JOINT_STATE_QOS)
+        # callbacks of this node and of loop_node (joint_states, its own thread) take turns
+        self.lock = threading.RLock()
+        self.loop_node = loop_node(self, 'joint_states')
+        self.loop_node.create_subscription(JointState, self.resolve_topic_name('joint_states'),
+                                           self._on_joint_states, JOINT_STATE_QOS)
         self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_service(InverseDynamics, '~/inverse_dynamics', self._on_inverse_dynamics)
         self.create_service(CheckTrajectory, '~/check_trajectory', self._on_check_trajectory)
@@ -190,6 +244,10 @@ class FeedforwardNode(Node):
         if self.values['rate'] > 0:
             self.create_timer(1.0 / self.values['rate'], self._on_rate, clock=self._steady)
 
+    def destroy_node(self):
+        self.loop_node.destroy_node()
+        return super().destroy_node()
+
     # ---- configuration -----------------------------------------------------------------------
     @staticmethod
     def _check(v):
@@ -207,6 +265,9 @@ class FeedforwardNode(Node):
         if v['trajectory_scaling'] not in SCALINGS:
             return (f'trajectory_scaling must be one of {SCALINGS}, got '
                     f'"{v["trajectory_scaling"]}"')
+        for name in ('torques_every', 'external_torques_every'):
+            if not v[name] >= 0:
+                return f'{name} must be >= 0 (0: never), got {v[name]}'
         if v['collision.reaction'] not in REACTIONS:
             return (f'collision.reaction must be one of {REACTIONS}, got '
                     f'"{v["collision.reaction"]}"')
@@ -245,6 +306,7 @@ class FeedforwardNode(Node):
         except KeyError as e:
             raise ValueError(str(e).strip('"')) from None
 
+    @_locked
     def _on_model(self, model, xml, source):
         log = self.get_logger()
         self._declaring = True       # declaring runs _on_set_parameters: nothing to apply yet
@@ -281,9 +343,12 @@ class FeedforwardNode(Node):
         self.values = values
         self.model, self.ctrl = model, ctrl
         self.observer, self.thresholds, self.collided = observer, thresholds, False
+        self.watched = bool((thresholds > 0).any())
         self.efforts, self.effort_seen = np.zeros(model.n), np.zeros(model.n, dtype=bool)
         self.motor = np.zeros(model.n)
-        self.stale, self.gaps, self.last_update = None, [], None
+        self.stale, self.last_update = None, None
+        self.gaps.clear()
+        self.out = Outputs(ctrl)
         self.model_time = time.monotonic()
         why = ('the joints parameter' if self.values['joints']
                else default_joints(model)[1])
@@ -294,12 +359,21 @@ class FeedforwardNode(Node):
                      if v['payload.link'] and v['payload.mass'] > 0 else '') + (
                      f'; armature {ctrl.base_model.armature.tolist()} (kg m^2 or kg)'
                      if v['armature'] else ''))
+        # what the first command needs, compiled now (or loaded from numba's cache: ms); the
+        # rest (another mode, the services) on first use
+        t = time.monotonic()
+        compile_kernels(['gravity_one'] + (['rnea_one'] if ctrl.mode != 'gravity' else []) +
+                        (['momentum_beta_one'] if observer is not None else []))
+        log.info(f'kernels for mode {ctrl.mode}' + (' and the observer' if observer else '') +
+                 f' ready in {time.monotonic() - t:.2f} s; {time.monotonic() - STARTED:.2f} s '
+                 f'since the start of the process')
 
     @staticmethod
     def _payload(v):
         return {'link': v['payload.link'], 'mass': v['payload.mass'],
                 'com': v['payload.com'], 'inertia': v['payload.inertia']}
 
+    @_locked
     def _on_set_parameters(self, params):
         if self._declaring:
             return SetParametersResult(successful=True)
@@ -335,6 +409,8 @@ class FeedforwardNode(Node):
                         ctrl.hold = old.hold
             self.ctrl = ctrl
             self.observer, self.thresholds = observer, thresholds
+            self.watched = bool((thresholds > 0).any())
+            self.out = Outputs(ctrl)
         if new_description is not None:
             self.description.use(v['robot_description'], 'parameter robot_description',
                                  new_description)
@@ -348,6 +424,7 @@ class FeedforwardNode(Node):
             self._warned.add(key)
             log_at(self.get_logger(), level, message)
 
+    @_locked
     def _on_joint_states(self, msg):
         ctrl = self.ctrl
         if ctrl is None:
@@ -365,29 +442,36 @@ class FeedforwardNode(Node):
             self.throttle.warning('foreign', f'joint_states names none of the model\'s joints '
                                              f'({list(msg.name)[:4]}...): ignored')
             return
-        if len(msg.effort) == len(msg.name):
+        if self.observer is not None and len(msg.effort) == len(msg.name):
             self._take_efforts(msg)
         if n_cmd == 0:
             return              # e.g. a gripper's own stream: state updated, no command of its own
         if self.last_update is not None:
-            self.gaps = (self.gaps + [now - self.last_update])[-20:]
+            self.gaps.append(now - self.last_update)
         self.last_update = now
         self.state_stamp = msg.header.stamp
         if self.observer is not None and not ctrl.missing_joints():
-            self._observe(msg.header.stamp)
+            # before the command (what acted up to this state is the last one sent): run after
+            # it, the estimate competes for the CPU with the driver reading the command
+            self._observe(msg.header.stamp, self.motor)
         if self.values['rate'] == 0:
             self._command(now)
 
     def _take_efforts(self, msg):
-        model = self.ctrl.base_model
-        for name, effort in zip(msg.name, msg.effort):
-            i = model._index.get(name)
-            if i is not None and np.isfinite(effort):
-                self.efforts[i], self.effort_seen[i] = effort, True
+        model_idx, msg_idx = self.ctrl.state_map(msg.name)
+        effort = np.asarray(msg.effort, dtype=float)[msg_idx]
+        ok = np.isfinite(effort)
+        self.efforts[model_idx[ok]] = effort[ok]
+        self.effort_seen[model_idx[ok]] = True
 
     # ---- the observer and collisions ----------------------------------------------------------
-    def _observe(self, stamp):
-        """Update the external-torque estimate with this state; detect and react to collisions."""
+    def _observe(self, stamp, motor):
+        """
+        Update the external-torque estimate with this state; detect and react to collisions.
+
+        ``motor``: the commanded torques that acted up to this state (model order). A reaction
+        acts from the next command on.
+        """
         ctrl, v = self.ctrl, self.values
         source = v['observer.torque_source']
         measured = self.effort_seen.all()
@@ -398,7 +482,7 @@ class FeedforwardNode(Node):
                                             f'carry no effort for {missing}: no estimate')
             return
         tau = self.efforts if source == 'measured' or (source == 'auto' and measured) \
-            else self.motor
+            else motor
         t = (stamp.sec + 1e-9 * stamp.nanosec if stamp.sec or stamp.nanosec
              else self.get_clock().now().nanoseconds * 1e-9)
         skipped = self.observer.skipped
@@ -411,20 +495,26 @@ class FeedforwardNode(Node):
                                                f'({self.observer.skipped} so far)', 30.0)
         self._observed = t
         # the estimate in effort, with the state it belongs to in position and velocity
-        msg = JointState(name=list(ctrl.base_model.joint_names), position=ctrl.q.tolist(),
-                         velocity=ctrl.qd.tolist(), effort=r.tolist())
-        msg.header.stamp = stamp if (stamp.sec or stamp.nanosec) else \
-            self.get_clock().now().to_msg()
-        self.external_pub.publish(msg)
+        every, out = v['external_torques_every'], self.out
+        out.estimates += 1
+        header_stamp = stamp if (stamp.sec or stamp.nanosec) else None
+        if every and not out.estimates % every:
+            msg = out.external_msg
+            out.external[0][:], out.external[1][:], out.external[2][:] = ctrl.q, ctrl.qd, r
+            msg.header.stamp = header_stamp = (header_stamp or
+                                               self.get_clock().now().to_msg())
+            self.external_pub.publish(msg)
         # armed once the estimate has settled from its start (5 / K_O): brakes show until then
-        over = over_threshold(r, self.thresholds) if self.observer.settled() else ()
+        over = over_threshold(r, self.thresholds) if self.watched and self.observer.settled() \
+            else ()
         if len(over) and not self.collided:
             self.collided = True
             names = [ctrl.base_model.joint_names[i] for i in over]
             reaction = v['collision.reaction']
-            event = CollisionEvent(header=msg.header, name=names,
+            event = CollisionEvent(name=names,
                                    external_torque=r[over].tolist(),
                                    threshold=self.thresholds[over].tolist(), reaction=reaction)
+            event.header.stamp = header_stamp or self.get_clock().now().to_msg()
             self.collision_pub.publish(event)
             if reaction != 'none':
                 ctrl.react(reaction, ctrl.q)
@@ -433,6 +523,7 @@ class FeedforwardNode(Node):
                 f'the thresholds {self.thresholds[over].tolist()}; reaction {reaction}' +
                 (' until ~/reset_collision' if reaction != 'none' else ''))
 
+    @_locked
     def _on_reset_collision(self, request, response):
         ctrl = self.ctrl
         if ctrl is None:
@@ -530,6 +621,7 @@ class FeedforwardNode(Node):
             f'at t = {result.limiting_time:.3f} s (check {took:.1f} ms)')
         return stretched
 
+    @_locked
     def _on_trajectory(self, msg):
         log = self.get_logger()
         if self.ctrl is not None and not msg.points:
@@ -603,6 +695,7 @@ class FeedforwardNode(Node):
         res.velocity_limit = result.velocity_limit.tolist()
         return res
 
+    @_locked
     def _on_inverse_dynamics(self, req, res):
         res.name = list(req.name)
         if self.ctrl is None:
@@ -629,29 +722,42 @@ class FeedforwardNode(Node):
 
     # ---- outputs -----------------------------------------------------------------------------
     def _publish(self, tau, desired=None, stamp=None, now=None):
-        self.cmd_pub.publish(Float64MultiArray(data=tau.tolist()))
-        # what the drives apply until the next command: the observer's commanded torques
-        ctrl = self.ctrl
-        self.motor = np.zeros(ctrl.base_model.n)
-        self.motor[ctrl.cmd] = tau
-        if ctrl.hardware_compensates_gravity:
-            self.motor += gravity_torques(ctrl.model, ctrl.q)
-        msg = JointState(name=self.ctrl.joints, effort=tau.tolist())
+        ctrl, out = self.ctrl, self.out
+        out.command[:] = tau
+        self.cmd_pub.publish(out.command_msg)
+        if self.observer is not None and self.values['observer.torque_source'] != 'measured':
+            # what the drives apply until the next command: the observer's commanded torques
+            self.motor[:] = 0.0
+            self.motor[ctrl.cmd] = tau
+            if ctrl.hardware_compensates_gravity:
+                self.motor += gravity_torques(ctrl.model, ctrl.q)
+        every = self.values['torques_every']
+        out.commands += 1
+        if not every or out.commands % every:
+            return
+        if desired is None:
+            msg = out.torques_msg
+            out.effort[:] = tau
+        else:
+            msg = out.desired_msg
+            out.desired[0][:] = desired[0][ctrl.cmd]
+            out.desired[1][:] = desired[1][ctrl.cmd]
+            out.desired[2][:] = tau
         if stamp is not None and (stamp.sec or stamp.nanosec):
             msg.header.stamp = stamp          # the joint state these efforts answer
         else:
             msg.header.stamp = (now or self.get_clock().now()).to_msg()
-        if desired is not None:
-            msg.position = desired[0][self.ctrl.cmd].tolist()
-            msg.velocity = desired[1][self.ctrl.cmd].tolist()
         self.torque_pub.publish(msg)
 
     def _command(self, now=None):
         if self._timeout_if_stale(time.monotonic() if now is None else now):
             return
         ctrl = self.ctrl
-        stamp = self.get_clock().now()
-        t = stamp.nanoseconds * 1e-9
+        # ROS time: for the trajectory, and the stamp when the state has none (or rate > 0)
+        stamp = self.get_clock().now() if (ctrl.trajectory is not None or self.values['rate'] > 0
+                                           or not (self.state_stamp.sec or
+                                                   self.state_stamp.nanosec)) else None
+        t = 0.0 if stamp is None else stamp.nanoseconds * 1e-9
         des = ctrl.desired(t, ctrl.q)
         tau, clamped = ctrl.command(ctrl.q, ctrl.qd, t, des)
         if clamped.any():
@@ -671,10 +777,12 @@ class FeedforwardNode(Node):
         self._publish(self.ctrl.timeout_command(self.values['on_timeout'], q))
         return True
 
+    @_locked
     def _on_rate(self):
         if self.ctrl is not None:
             self._command()
 
+    @_locked
     def _watchdog(self):
         if self.ctrl is None:
             return
