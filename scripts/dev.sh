@@ -183,7 +183,12 @@ case "$cmd" in
   bench)
     setup; ros_env
     cd "$ROOT"
-    for b in bench/bench_*.py; do say "$b"; "$VENV/bin/python" "$b" "$@"; done ;;
+    # every benchmark, then the lines that state a target, met or MISSED, together
+    log="$(mktemp)"
+    for b in bench/bench_*.py; do say "$b"; "$VENV/bin/python" "$b" "$@" | tee -a "$log"; done
+    say "targets (issue 12)"; grep '^\[target\]' "$log"
+    echo "$(grep -c '^\[target\].* met$' "$log") met, $(grep -c '^\[target\].* MISSED$' "$log") missed"
+    rm -f "$log" ;;
   run)
     setup; ros_env
     exec "$@" ;;

@@ -1,0 +1,116 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Start-up of feedforward_node: from starting the console script to its first effort command.
+
+    bash scripts/dev.sh run python bench/bench_startup.py
+
+The console script starts with panda's description as a parameter and default parameters
+(gravity mode, the observer on) while this process publishes joint_states at 200 Hz; the time is
+from Popen to the receipt of the first command. First with an empty numba cache (as on a fresh
+install: NUMBA_CACHE_DIR pointed at a new directory, so every kernel the node uses is compiled),
+then again with the cache that run filled. Targets: <= 5 s fresh, <= 1.0 s cached. The node's own
+start-up log line (kernels ready, time since the process started) is printed too. DDS stays on
+this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
+"""
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+
+os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(30, 99)))
+
+import rclpy  # noqa: E402
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import Float64MultiArray  # noqa: E402
+
+JOINTS = [f'panda_joint{i}' for i in range(1, 8)] + ['panda_finger_joint1', 'panda_finger_joint2']
+
+
+def panda_urdf():
+    path = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
+                        'example-robot-data', 'robots', 'panda_description', 'urdf', 'panda.urdf')
+    with open(path) as f:
+        return f.read()
+
+
+def first_command(node, cache, log_path, timeout=120.0):
+    """Start feedforward_node with NUMBA_CACHE_DIR=cache; seconds to its first command."""
+    got = threading.Event()
+    sub = node.create_subscription(Float64MultiArray, 'effort_controller/commands',
+                                   lambda m: got.set(), 10)
+    pub = node.create_publisher(JointState, 'joint_states', 10)
+    msg = JointState(name=JOINTS, position=[0.1] * len(JOINTS), velocity=[0.0] * len(JOINTS))
+    exe = os.path.join(os.path.dirname(sys.executable), 'feedforward_node')
+    with open(log_path, 'w') as log:
+        t0 = time.monotonic()
+        proc = subprocess.Popen([exe, '--ros-args', '-p', f'robot_description:={panda_urdf()}'],
+                                stdout=log, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, NUMBA_CACHE_DIR=cache))
+        try:
+            while not got.is_set() and time.monotonic() - t0 < timeout:
+                msg.header.stamp = node.get_clock().now().to_msg()
+                pub.publish(msg)
+                got.wait(0.005)
+            elapsed = time.monotonic() - t0 if got.is_set() else float('inf')
+        finally:
+            proc.send_signal(signal.SIGINT)
+            try:
+                proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+    node.destroy_subscription(sub)
+    node.destroy_publisher(pub)
+    with open(log_path) as f:
+        ready = re.findall(r'kernels for .*', f.read())
+    return elapsed, ready[0] if ready else '(no start-up line)'
+
+
+def main():
+    rclpy.init()
+    node = rclpy.create_node('startup_bench')
+    ex = SingleThreadedExecutor()
+    ex.add_node(node)
+    threading.Thread(target=ex.spin, daemon=True).start()
+    cache = tempfile.mkdtemp(prefix='rdr-numba-cache-')
+    try:
+        rows = [('fresh install (empty numba cache)', 5.0),
+                ('cached (second start)', 1.0)]
+        results = [first_command(node, cache, os.path.join(cache, f'node-{k}.log'))
+                   for k in range(len(rows))]
+    finally:
+        ex.shutdown()
+        node.destroy_node()
+        rclpy.shutdown()
+        shutil.rmtree(cache, ignore_errors=True)
+    print('feedforward_node (panda, gravity mode, observer on): console script -> first command')
+    for (label, target), (t, line) in zip(rows, results):
+        print(f'[target] start-up, {label}: {t:.2f} s (target <= {target} s) '
+              + ('met' if t <= target else 'MISSED'))
+        print(f'         node log: {line}')
+
+
+if __name__ == '__main__':
+    main()
