@@ -167,3 +167,17 @@ def test_gains_and_reset():
     assert observer.skipped == 1 and np.all(observer.r == 0.5) and not observer.settled()
     observer.update(q, z, g, 0.002)
     assert np.all(observer.r < 0.5) and np.all(observer.r > 0.0)
+    # a stall right after the first sample (a node compiling its kernels, brakes still on): the
+    # gap is left out and does not count towards settling; the intervals around it do
+    observer.reset()
+    observer.update(q, z, g, 20.0)
+    for t in np.arange(0.0, 0.03, 1e-3):          # 1 ms intervals: the recent ones
+        observer.update(q, z, g, 20.0 + t + 1e-3)
+    observer.update(q, z, g, 21.0)                 # 0.97 s later: a gap
+    assert observer.skipped == 2 and not observer.settled()
+    for t in np.arange(1e-3, 0.2155, 1e-3):        # 0.03 + 0.215 s integrated
+        observer.update(q, z, g, 21.0 + t)
+        assert not observer.settled()
+    for t in np.arange(0.216, 0.2215, 1e-3):
+        observer.update(q, z, g, 21.0 + t)
+    assert observer.settled()                      # 0.251 s

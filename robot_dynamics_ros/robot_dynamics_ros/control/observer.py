@@ -34,8 +34,8 @@ left out at no cost but a held estimate: one longer than ``max_interval`` or tha
 times the median of the recent ones (a stalled reader, samples dropped: the torques changed in
 between unseen and the quadrature spans too much motion) holds r and starts again from the
 new sample, as does a sample earlier than the previous one (a clock reset). ``skipped`` counts
-them. After a start or a reset, r needs 5 / K_O to settle from zero (``settled``): whatever held
-the arm before (brakes) shows until then.
+them. After a start or a reset, r needs 5 / K_O of integrated intervals to settle from zero
+(``settled``; gaps do not count): whatever held the arm before (brakes) shows until then.
 """
 from collections import deque
 import numpy as np
@@ -63,6 +63,7 @@ class MomentumObserver:
         self._settle_time = 5.0 / g.min()
         self.r = np.zeros(model.n)
         self._start = None          # the time of the first sample since the start or a reset
+        self._integrated = 0.0      # the time the estimate has integrated since then (s)
         self._last = None           # (t, p, C^T qd - g) of the previous sample
         self._before = None         # (t, C^T qd - g) of the one before
 
@@ -71,14 +72,18 @@ class MomentumObserver:
         self.r = np.zeros(self.model.n)
         self._last = self._before = None
         self._intervals.clear()
-        self._start = t
+        self._start, self._integrated = t, 0.0
         if q is not None:
             self._last = (t, momentum(self.model, q, qd), None)
 
     def settled(self):
-        """Return whether 5 / K_O (the slowest joint's) have passed since the first sample."""
-        return self._start is not None and self._last is not None and \
-            self._last[0] - self._start >= self._settle_time
+        """
+        Return whether r has integrated 5 / K_O (the slowest joint's) since its start.
+
+        Intervals left out (gaps) do not count: a stall right after the first sample must not
+        arm collision detection on an estimate that has not converged yet.
+        """
+        return self._integrated >= self._settle_time
 
     def _typical_interval(self):
         """Return the median of the recent intervals (inf with fewer than 5)."""
@@ -112,7 +117,7 @@ class MomentumObserver:
         if dt == 0:
             return self.r
         if dt < 0:                          # the clock went back: start again from here
-            self._start = t
+            self._start, self._integrated = t, 0.0
             self.skipped += 1
             self._before, self._last = None, (t, p, w)
             return self.r
@@ -132,6 +137,7 @@ class MomentumObserver:
         else:
             mean = 0.5 * (w + w0)
         u = (p - p0) / dt - tau - mean
+        self._integrated += dt
         a = np.exp(-self.gain * dt)
         self.r = a * self.r + (1.0 - a) * u
         self._before = (t0, w0)
