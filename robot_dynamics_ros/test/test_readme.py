@@ -103,6 +103,8 @@ def test_the_without_ros_section_works_line_by_line(tmp_path):
         model = RobotModel.from_urdf_file(example_urdf())
         np.testing.assert_allclose([float(x) for x in effort.split(',')],
                                    gravity_torques(model, [0.5, -1.0]), atol=1e-6)
+        launch_log = (tmp_path / 'launch.log').read_text()
+        assert 'trajectory accepted' in launch_log, launch_log[-3000:]
         q = np.array(states[-1].position)
         assert np.abs(q - [0.5, -1.0]).max() < 0.01, q
     finally:
