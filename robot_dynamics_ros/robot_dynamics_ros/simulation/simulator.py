@@ -53,6 +53,23 @@ class SimulationDiverged(RuntimeError):
 
 
 @njit(cache=True)
+def _checked(q_new, qd_new, lower, upper, vmax):
+    """0; -1 when a joint would pass a position limit moving outwards; 1 + the first bad joint."""
+    n = q_new.shape[0]
+    crossing = 0
+    for i in range(n):
+        if not (np.isfinite(q_new[i]) and np.isfinite(qd_new[i])):
+            return 1 + i
+        if (q_new[i] < lower[i] and qd_new[i] < 0) or (q_new[i] > upper[i] and qd_new[i] > 0):
+            crossing = -1
+    if crossing == 0:
+        for i in range(n):
+            if abs(qd_new[i]) > vmax[i]:
+                return 1 + i
+    return crossing
+
+
+@njit(cache=True)
 def _semi_implicit_euler(model, ws, f_ext, q, qd, tau, extra, damping, effort, lower, upper,
                          friction, v_eps, vmax, dt, applied, u, qdd, q_new, qd_new):
     """
@@ -73,17 +90,39 @@ def _semi_implicit_euler(model, ws, f_ext, q, qd, tau, extra, damping, effort, l
         if friction[i] > 0 and abs(qd[i]) > v_eps and qd_new[i] * qd[i] < 0:
             qd_new[i] = 0.0
         q_new[i] = q[i] + dt * qd_new[i]
-    crossing = 0
+    return _checked(q_new, qd_new, lower, upper, vmax)
+
+
+@njit(cache=True)
+def _rk4(model, ws, f_ext, q, qd, tau, extra, damping, effort, lower, upper, friction, v_eps,
+         vmax, dt, applied, u, k, q_new, qd_new):
+    """
+    One classic Runge-Kutta step on (q, qd) in compiled code (was ~80 us in numpy on panda).
+
+    The viscous damping acts in every stage, ``extra`` (friction and stop torques) is held over
+    the step. ``k``: an (8, n) scratch array: stage velocities k[0:4], accelerations k[4:8], with
+    q_new as the stages' positions until the end. Returns as ``_semi_implicit_euler``.
+    """
+    n = q.shape[0]
     for i in range(n):
-        if not (np.isfinite(q_new[i]) and np.isfinite(qd_new[i])):
-            return 1 + i
-        if (q_new[i] < lower[i] and qd_new[i] < 0) or (q_new[i] > upper[i] and qd_new[i] > 0):
-            crossing = -1
-    if crossing == 0:
+        applied[i] = min(max(tau[i], -effort[i]), effort[i])
+        k[0, i] = qd[i]
+        q_new[i] = q[i]
+    for s in range(4):
+        if s > 0:
+            h = dt if s == 3 else 0.5 * dt
+            for i in range(n):
+                k[s, i] = qd[i] + h * k[s + 3, i]           # the stage's velocity
+                q_new[i] = q[i] + h * k[s - 1, i]           # and position
         for i in range(n):
-            if abs(qd_new[i]) > vmax[i]:
-                return 1 + i
-    return crossing
+            u[i] = applied[i] + extra[i] - damping[i] * k[s, i]
+        FDab(model, ws, q_new, k[s], u, f_ext, k[s + 4])
+    for i in range(n):
+        q_new[i] = q[i] + dt / 6 * (k[0, i] + 2 * k[1, i] + 2 * k[2, i] + k[3, i])
+        qd_new[i] = qd[i] + dt / 6 * (k[4, i] + 2 * k[5, i] + 2 * k[6, i] + k[7, i])
+        if friction[i] > 0 and abs(qd[i]) > v_eps and qd_new[i] * qd[i] < 0:
+            qd_new[i] = 0.0
+    return _checked(q_new, qd_new, lower, upper, vmax)
 
 
 class Simulator:
@@ -133,10 +172,13 @@ class Simulator:
                     if integrator == 'semi_implicit_euler' and np.any(self.damping > 0)
                     else model)
         self._frictionless = not np.any(self.static_friction > 0)
-        self._fast = self._frictionless and integrator == 'semi_implicit_euler'
+        self._fast = self._frictionless
+        self._kernel = _semi_implicit_euler if integrator == 'semi_implicit_euler' else _rk4
+        # the kernel's scratch: qdd (Euler), or the stages' velocities and accelerations (rk4)
+        self._k = np.zeros(n) if integrator == 'semi_implicit_euler' else np.zeros((8, n))
         self._no_vmax = np.full(n, np.inf)      # the general path checks speeds after impacts
         self._no_torque = np.zeros(n)
-        self._u, self._qdd = np.zeros(n), np.zeros(n)
+        self._u = np.zeros(n)
         self.wrenches = {}                  # link -> [fx, fy, fz, tx, ty, tz] in the link frame
         self._f_ext = np.zeros((n, 6))      # the same as body wrenches, as the kernels take them
 
@@ -268,11 +310,10 @@ class Simulator:
             # the common case in one compiled call: no friction, no joint pushed into a limit
             m = self._fd
             q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
-            status = _semi_implicit_euler(m._model, m._ws, self._f_ext, q, qd, tau,
-                                          self._no_torque, self.damping, self.effort,
-                                          self.lower, self.upper, self.friction, self.v_eps,
-                                          self.max_velocity, dt, applied, self._u,
-                                          self._qdd, q_new, qd_new)
+            status = self._kernel(m._model, m._ws, self._f_ext, q, qd, tau, self._no_torque,
+                                  self.damping, self.effort, self.lower, self.upper,
+                                  self.friction, self.v_eps, self.max_velocity, dt, applied,
+                                  self._u, self._k, q_new, qd_new)
             if status == 0:
                 self.q, self.qd, self.applied = q_new, qd_new, applied
                 self.stop_torque = self.impulse = self._no_torque
@@ -286,31 +327,14 @@ class Simulator:
             friction, stop = self._no_torque, self._no_torque
         else:
             friction, stop = self.resting_torques(q, qd, clamped - self.damping * qd)
-        if self.integrator == 'semi_implicit_euler':
-            m = self._fd
-            q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
-            status = _semi_implicit_euler(m._model, m._ws, self._f_ext, q, qd, tau,
-                                          friction + stop, self.damping, self.effort,
-                                          self.lower, self.upper, self.friction, self.v_eps,
-                                          self._no_vmax, dt, applied, self._u, self._qdd,
-                                          q_new, qd_new)
-            if status > 0:
-                self._diverged(status - 1, q_new, qd_new)
-        else:
-            u = clamped + friction + stop
-            k1v, k1a = qd, self.acceleration(q, qd, u)
-            k2v = qd + 0.5 * dt * k1a
-            k2a = self.acceleration(q + 0.5 * dt * k1v, k2v, u)
-            k3v = qd + 0.5 * dt * k2a
-            k3a = self.acceleration(q + 0.5 * dt * k2v, k3v, u)
-            k4v = qd + dt * k3a
-            k4a = self.acceleration(q + dt * k3v, k4v, u)
-            q_new = q + dt / 6 * (k1v + 2 * k2v + 2 * k3v + k4v)
-            qd_new = qd + dt / 6 * (k1a + 2 * k2a + 2 * k3a + k4a)
-            reversed_ = ((self.friction > 0) & (np.abs(qd) > self.v_eps)
-                         & (qd_new * qd < 0))
-            qd_new[reversed_] = 0.0
-            applied = clamped
+        m = self._fd
+        q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
+        status = self._kernel(m._model, m._ws, self._f_ext, q, qd, tau, friction + stop,
+                              self.damping, self.effort, self.lower, self.upper, self.friction,
+                              self.v_eps, self._no_vmax, dt, applied, self._u, self._k, q_new,
+                              qd_new)
+        if status > 0:
+            self._diverged(status - 1, q_new, qd_new)
         held = stop != 0.0                  # resting on a stop: qdd = 0 there, up to rounding
         if held.any():
             q_new[held], qd_new[held] = q[held], 0.0
