@@ -27,7 +27,7 @@ One ``step(tau)`` advances the state by ``dt``:
    outwards, a constraint torque holds it there (qdd = 0 at that joint, the rest of the arm
    feels the reaction); it releases when the force pulls it away. Sticking and resting joints
    are solved together (an active set over M^-1 restricted to them): friction torques within
-   +-fs, stop torques pushing inwards only;
+   +-fs, stop torques pushing inwards only; the joints so held keep their position exactly;
 4. ``semi_implicit_euler`` (qd += dt qdd; q += dt qd, with the viscous damping taken implicitly:
    (M + dt B) qdd = tau - c - g - B qd, stable for any damping) or ``rk4`` (classic Runge-Kutta
    on (q, qd); damping inside every stage, friction and stop torques held over the step);
@@ -36,14 +36,15 @@ One ``step(tau)`` advances the state by ``dt``:
    -``restitution`` times the impact velocity, every lambda pushing inwards), so the impact
    reaches the whole arm and creates no energy; they are placed on the limit.
 
-A NaN/Inf or a velocity above ``max_velocity`` raises ``SimulationDiverged`` and leaves the state
+Steps 1-4 run in compiled code (one call; the frictionless case skips the active set); the
+impacts of step 5 in numpy. A NaN/Inf or a velocity above ``max_velocity`` raises ``SimulationDiverged`` and leaves the state
 at its last valid value. A model whose mass matrix is singular is refused at construction.
 """
 import numpy as np
 from numba import njit
 
 from ..dynamics import PRISMATIC, aba, crba
-from ..dynamics.kernels import FDab
+from ..dynamics.kernels import FDab, HandC_H
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 
@@ -125,6 +126,174 @@ def _rk4(model, ws, f_ext, q, qd, tau, extra, damping, effort, lower, upper, fri
     return _checked(q_new, qd_new, lower, upper, vmax)
 
 
+@njit(cache=True)
+def _cholesky(A, k):
+    """Factor A[:k, :k] = L L^T in place (L in the lower triangle); False if not positive."""
+    for j in range(k):
+        s = A[j, j]
+        for m in range(j):
+            s -= A[j, m] * A[j, m]
+        if not s > 0.0:
+            return False
+        A[j, j] = np.sqrt(s)
+        for i in range(j + 1, k):
+            s = A[i, j]
+            for m in range(j):
+                s -= A[i, m] * A[j, m]
+            A[i, j] = s / A[j, j]
+    return True
+
+
+@njit(cache=True)
+def _cholesky_solve(L, b, k):
+    """b[:k] = (L L^T)^-1 b[:k] with the factor of ``_cholesky``."""
+    for i in range(k):
+        s = b[i]
+        for m in range(i):
+            s -= L[i, m] * b[m]
+        b[i] = s / L[i, i]
+    for i in range(k - 1, -1, -1):
+        s = b[i]
+        for m in range(i + 1, k):
+            s -= L[m, i] * b[m]
+        b[i] = s / L[i, i]
+
+
+STICKING, AT_LOWER, AT_UPPER, HELD = 1, 2, 4, 8
+
+
+@njit(cache=True)
+def _resting_torques(model, ws, f_ext, q, qd, tau, fc, fs, eps, lower, upper, friction, stop,
+                     w, mats, ints):
+    """
+    Friction and stop torques (see ``Simulator.resting_torques``) in compiled code.
+
+    ``tau``: the applied torques with damping; ``w`` (5, n), ``mats`` (3, n, n) and ``ints``
+    (2, n) scratch; ``ints[0]`` ends with the joints held (stuck, or on a stop) marked ``HELD``.
+    Returns 0, or -1 when the mass matrix is not positive definite.
+    """
+    n = q.shape[0]
+    lo, hi, qdd_free, u, lam = w[0], w[1], w[2], w[3], w[4]
+    M, Minv, A = mats[0], mats[1], mats[2]
+    kind, active = ints[0], ints[1]
+    k = 0
+    for i in range(n):
+        friction[i] = stop[i] = 0.0
+        moving = abs(qd[i]) > eps
+        if moving:
+            friction[i] = -fc[i] * np.sign(qd[i])
+        kind[i] = ((STICKING if not moving and fs[i] > 0 else 0)
+                   | (AT_LOWER if q[i] <= lower[i] and qd[i] <= eps else 0)
+                   | (AT_UPPER if q[i] >= upper[i] and qd[i] >= -eps else 0))
+        # the torque interval of each candidate: stiction +-fs, a stop pushes inwards only
+        lo[i] = -fs[i] if kind[i] & STICKING else 0.0
+        hi[i] = fs[i] if kind[i] & STICKING else 0.0
+        if kind[i] & AT_LOWER:
+            hi[i] = np.inf
+        if kind[i] & AT_UPPER:
+            lo[i] = -np.inf
+        if kind[i]:
+            active[k] = i
+            k += 1
+    if k == 0:
+        return 0
+    for i in range(n):
+        u[i] = tau[i] + friction[i]
+    FDab(model, ws, q, qd, u, f_ext, qdd_free)
+    M[:, :] = 0.0
+    HandC_H(model, ws, q, M)
+    if not _cholesky(M, n):
+        return -1
+    for j in range(n):                                  # Minv, column by column
+        lam[:] = 0.0
+        lam[j] = 1.0
+        _cholesky_solve(M, lam, n)
+        Minv[:, j] = lam
+    while k > 0:
+        # the torques lam that zero the active joints' accelerations: Minv[S, S] lam = -qdd[S]
+        for a in range(k):
+            lam[a] = -qdd_free[active[a]]
+            for b in range(k):
+                A[a, b] = Minv[active[a], active[b]]
+        _cholesky(A, k)
+        _cholesky_solve(A, lam, k)
+        worst, leaves, inside = 0.0, -1, True
+        for a in range(k):
+            i = active[a]
+            excess = max(lo[i] - lam[a], lam[a] - hi[i])
+            if excess > 1e-12 * max(1.0, abs(lam[a])):
+                inside = False
+            ratio = excess / max(fs[i] if kind[i] & STICKING else abs(lam[a]), 1e-300)
+            if leaves < 0 or ratio > worst:
+                worst, leaves = ratio, a
+        if inside:
+            # a stop takes the inward part of the torque, friction the rest
+            for a in range(k):
+                i = active[a]
+                stop[i] = (max(lam[a], 0.0) if kind[i] & AT_LOWER else
+                           min(lam[a], 0.0) if kind[i] & AT_UPPER else 0.0)
+                friction[i] = lam[a] - stop[i]
+                kind[i] |= HELD             # its acceleration is zero
+            return 0
+        j = active[leaves]                  # the worst violation leaves the set
+        for a in range(leaves, k - 1):
+            active[a] = active[a + 1]
+        k -= 1
+        if kind[j] & STICKING:
+            # slips: kinetic friction against the motion it starts (when the stop, if any,
+            # does not take the push)
+            direction = qdd_free[j]
+            if (kind[j] & AT_LOWER and direction < 0) or (kind[j] & AT_UPPER and direction > 0):
+                continue
+            friction[j] = -fc[j] * np.sign(direction)
+            for i in range(n):
+                u[i] = tau[i] + friction[i]
+            FDab(model, ws, q, qd, u, f_ext, qdd_free)
+    return 0
+
+
+@njit(cache=True)
+def _step(rk4, model, ws, f_ext, q, qd, tau, damping, effort, lower, upper, fc, fs, eps, vmax,
+          dt, applied, friction, stop, extra, u, k, q_new, qd_new, w, mats, ints):
+    """
+    Take a step with friction and stops in one compiled call.
+
+    The resting torques, the integrator, the joints held (stuck or on a stop). Returns 0 (done: no impact, positions on their limits, speeds
+    checked), -1 (an impact: the caller resolves it from q_new, qd_new), 1 + the index of a
+    diverged joint, or -2 (the mass matrix is not positive definite).
+    """
+    n = q.shape[0]
+    for i in range(n):
+        extra[i] = min(max(tau[i], -effort[i]), effort[i]) - damping[i] * qd[i]
+    if _resting_torques(model, ws, f_ext, q, qd, extra, fc, fs, eps, lower, upper, friction,
+                        stop, w, mats, ints) < 0:
+        return -2
+    for i in range(n):
+        extra[i] = friction[i] + stop[i]
+    no_vmax = w[0]
+    no_vmax[:] = np.inf                     # speeds are checked after the impacts
+    if rk4:
+        status = _rk4(model, ws, f_ext, q, qd, tau, extra, damping, effort, lower, upper, fc,
+                      eps, no_vmax, dt, applied, u, k, q_new, qd_new)
+    else:
+        status = _semi_implicit_euler(model, ws, f_ext, q, qd, tau, extra, damping, effort,
+                                      lower, upper, fc, eps, no_vmax, dt, applied, u, k[4],
+                                      q_new, qd_new)
+    if status > 0:
+        return status
+    kind = ints[0]
+    for i in range(n):
+        if kind[i] & HELD:          # stuck, or resting on a stop: qdd = 0 there, up to rounding
+            q_new[i], qd_new[i] = q[i], 0.0
+    for i in range(n):
+        if (q_new[i] < lower[i] and qd_new[i] < 0) or (q_new[i] > upper[i] and qd_new[i] > 0):
+            return -1
+    for i in range(n):
+        # whatever still lies beyond a limit (rounding, RK4's positions) is put back on it
+        q_new[i] = min(max(q_new[i], lower[i]), upper[i])
+    return _checked(q_new, qd_new, lower, upper, vmax)
+
+
 class Simulator:
 
     def __init__(self, model, *, dt=1e-3, integrator='semi_implicit_euler', damping=None,
@@ -173,9 +342,14 @@ class Simulator:
                     else model)
         self._frictionless = not np.any(self.static_friction > 0)
         self._fast = self._frictionless
-        self._kernel = _semi_implicit_euler if integrator == 'semi_implicit_euler' else _rk4
-        # the kernel's scratch: qdd (Euler), or the stages' velocities and accelerations (rk4)
-        self._k = np.zeros(n) if integrator == 'semi_implicit_euler' else np.zeros((8, n))
+        self._rk4 = integrator == 'rk4'
+        self._kernel = _rk4 if self._rk4 else _semi_implicit_euler
+        # the kernels' scratch: the stages' velocities and accelerations (rk4), qdd (Euler)
+        self._k = np.zeros((8, n))
+        self._scratch = self._k if self._rk4 else self._k[4]
+        self._extra = np.zeros(n)
+        self._rw, self._rmats = np.zeros((5, n)), np.zeros((3, n, n))
+        self._rints = np.zeros((2, n), dtype=np.int64)
         self._no_vmax = np.full(n, np.inf)      # the general path checks speeds after impacts
         self._no_torque = np.zeros(n)
         self._u = np.zeros(n)
@@ -217,45 +391,13 @@ class Simulator:
         first, then the rest is solved again.
         """
         n = self.model.n
-        fc, fs, eps = self.friction, self.static_friction, self.v_eps
         friction, stop = np.zeros(n), np.zeros(n)
-        moving = np.abs(qd) > eps
-        friction[moving] = -fc[moving] * np.sign(qd[moving])
-        at_lower = (q <= self.lower) & (qd <= eps)
-        at_upper = (q >= self.upper) & (qd >= -eps)
-        sticking = ~moving & (fs > 0)
-        candidates = np.flatnonzero(sticking | at_lower | at_upper)
-        if candidates.size == 0:
-            return friction, stop
-        # the torque interval of each candidate: stiction +-fs, a stop pushes inwards only
-        lo = np.where(sticking, -fs, 0.0)
-        hi = np.where(sticking, fs, 0.0)
-        hi[at_lower] = np.inf
-        lo[at_upper] = -np.inf
-        qdd_free = aba(self._fd, q, qd, tau + friction, f_ext=self.wrenches or None)
-        Minv = np.linalg.inv(crba(self._fd, q))
-        active = list(candidates)
-        while active:
-            S = np.array(active)
-            lam = np.linalg.solve(Minv[np.ix_(S, S)], -qdd_free[S])
-            excess = np.maximum(lo[S] - lam, lam - hi[S])
-            scale = np.maximum(np.where(sticking[S], fs[S], np.abs(lam)), 1e-300)
-            if not np.any(excess > 1e-12 * np.maximum(1.0, np.abs(lam))):
-                # a stop takes the inward part of the torque, friction the rest
-                stop[S] = np.where(at_lower[S], np.maximum(lam, 0.0),
-                                   np.where(at_upper[S], np.minimum(lam, 0.0), 0.0))
-                friction[S] = lam - stop[S]
-                break
-            j = S[int(np.argmax(excess / scale))]
-            active.remove(j)
-            if sticking[j]:
-                # slips: kinetic friction against the motion it starts (when the stop, if any,
-                # does not take the push)
-                direction = qdd_free[j]
-                if (at_lower[j] and direction < 0) or (at_upper[j] and direction > 0):
-                    continue
-                friction[j] = -fc[j] * np.sign(direction)
-                qdd_free = aba(self._fd, q, qd, tau + friction, f_ext=self.wrenches or None)
+        m = self._fd
+        if _resting_torques(m._model, m._ws, self._f_ext, _per_joint(q, n, 'positions'),
+                            _per_joint(qd, n, 'velocities'), _per_joint(tau, n, 'torques'),
+                            self.friction, self.static_friction, self.v_eps, self.lower,
+                            self.upper, friction, stop, self._rw, self._rmats, self._rints) < 0:
+            self._not_positive()
         return friction, stop
 
     def _impacts(self, q, qd_new):
@@ -306,14 +448,16 @@ class Simulator:
         tau = np.asarray(tau, dtype=float)
         q, qd, dt = self.q, self.qd, self.dt
         n = self.model.n
+        if tau.shape != (n,):
+            raise ValueError(f'step takes {n} joint torques, got shape {tau.shape}')
+        m = self._fd
+        q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
         if self._fast:
             # the common case in one compiled call: no friction, no joint pushed into a limit
-            m = self._fd
-            q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
             status = self._kernel(m._model, m._ws, self._f_ext, q, qd, tau, self._no_torque,
                                   self.damping, self.effort, self.lower, self.upper,
                                   self.friction, self.v_eps, self.max_velocity, dt, applied,
-                                  self._u, self._k, q_new, qd_new)
+                                  self._u, self._scratch, q_new, qd_new)
             if status == 0:
                 self.q, self.qd, self.applied = q_new, qd_new, applied
                 self.stop_torque = self.impulse = self._no_torque
@@ -321,43 +465,42 @@ class Simulator:
                 return self.q, self.qd
             if status > 0:
                 self._diverged(status - 1, q_new, qd_new)
-        clamped = np.clip(tau, -self.effort, self.effort)
-        resting = (np.any(q <= self.lower) or np.any(q >= self.upper))
-        if self._frictionless and not resting:
-            friction, stop = self._no_torque, self._no_torque
-        else:
-            friction, stop = self.resting_torques(q, qd, clamped - self.damping * qd)
-        m = self._fd
-        q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
-        status = self._kernel(m._model, m._ws, self._f_ext, q, qd, tau, friction + stop,
-                              self.damping, self.effort, self.lower, self.upper, self.friction,
-                              self.v_eps, self._no_vmax, dt, applied, self._u, self._k, q_new,
-                              qd_new)
+        # friction and stops: resting torques, integrator and held joints in one compiled call
+        friction, stop = np.empty(n), np.empty(n)
+        status = _step(self._rk4, m._model, m._ws, self._f_ext, q, qd, tau, self.damping,
+                       self.effort, self.lower, self.upper, self.friction,
+                       self.static_friction, self.v_eps, self.max_velocity, dt, applied,
+                       friction, stop, self._extra, self._u, self._k, q_new, qd_new, self._rw,
+                       self._rmats, self._rints)
+        if status == -2:
+            self._not_positive()
         if status > 0:
             self._diverged(status - 1, q_new, qd_new)
-        held = stop != 0.0                  # resting on a stop: qdd = 0 there, up to rounding
-        if held.any():
-            q_new[held], qd_new[held] = q[held], 0.0
         impulse = self._no_torque
-        if np.any(((q_new < self.lower) & (qd_new < 0)) | ((q_new > self.upper) & (qd_new > 0))):
+        if status == -1:
+            # impacts: joints that would pass a limit moving outwards
             qd_new, impulse, hit, is_lower = self._impacts(q, qd_new)
-            if self.integrator == 'semi_implicit_euler':
+            if not self._rk4:
                 q_new = q + dt * qd_new
             q_new[hit] = np.where(is_lower[hit], self.lower[hit], self.upper[hit])
-        # whatever still lies beyond a limit (rounding, RK4's positions) is put back on it
-        below, above = q_new < self.lower, q_new > self.upper
-        if below.any() or above.any():
-            q_new = np.clip(q_new, self.lower, self.upper)
-            qd_new[below & (qd_new < 0)] = 0.0
-            qd_new[above & (qd_new > 0)] = 0.0
-        bad = np.flatnonzero(~np.isfinite(q_new) | ~np.isfinite(qd_new)
-                             | (np.abs(qd_new) > self.max_velocity))
-        if bad.size:
-            self._diverged(int(bad[0]), q_new, qd_new)
+            # whatever still lies beyond a limit (rounding, RK4's positions) is put back on it
+            below, above = q_new < self.lower, q_new > self.upper
+            if below.any() or above.any():
+                q_new = np.clip(q_new, self.lower, self.upper)
+                qd_new[below & (qd_new < 0)] = 0.0
+                qd_new[above & (qd_new > 0)] = 0.0
+            bad = np.flatnonzero(~np.isfinite(q_new) | ~np.isfinite(qd_new)
+                                 | (np.abs(qd_new) > self.max_velocity))
+            if bad.size:
+                self._diverged(int(bad[0]), q_new, qd_new)
         self.q, self.qd, self.applied = q_new, qd_new, applied
         self.stop_torque, self.impulse = stop, impulse
         self.t += dt
         return self.q, self.qd
+
+    def _not_positive(self):
+        raise SimulationDiverged(f'the mass matrix is not positive definite at '
+                                 f't = {self.t:.4f} s (q = {np.round(self.q, 4).tolist()})')
 
     def _diverged(self, j, q_new, qd_new):
         name = self.model.joint_names[j]
