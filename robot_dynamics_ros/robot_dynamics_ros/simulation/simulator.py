@@ -195,21 +195,24 @@ def _resting_torques(model, ws, f_ext, q, qd, tau, fc, fs, eps, lower, upper, fr
         if kind[i]:
             active[k] = i
             k += 1
-    if k == 0:
-        return 0
-    for i in range(n):
-        u[i] = tau[i] + friction[i]
-    FDab(model, ws, q, qd, u, f_ext, qdd_free)
-    M[:, :] = 0.0
-    HandC_H(model, ws, q, M)
-    if not _cholesky(M, n):
-        return -1
-    for j in range(n):                                  # Minv, column by column
-        lam[:] = 0.0
-        lam[j] = 1.0
-        _cholesky_solve(M, lam, n)
-        Minv[:, j] = lam
+    factored, moved = False, True
     while k > 0:
+        if moved:           # the accelerations without the active joints' torques
+            for i in range(n):
+                u[i] = tau[i] + friction[i]
+            FDab(model, ws, q, qd, u, f_ext, qdd_free)
+            moved = False
+        if not factored:
+            M[:, :] = 0.0
+            HandC_H(model, ws, q, M)
+            if not _cholesky(M, n):
+                return -1
+            for j in range(n):                          # Minv, column by column
+                lam[:] = 0.0
+                lam[j] = 1.0
+                _cholesky_solve(M, lam, n)
+                Minv[:, j] = lam
+            factored = True
         # the torques lam that zero the active joints' accelerations: Minv[S, S] lam = -qdd[S]
         for a in range(k):
             lam[a] = -qdd_free[active[a]]
@@ -246,44 +249,21 @@ def _resting_torques(model, ws, f_ext, q, qd, tau, fc, fs, eps, lower, upper, fr
             if (kind[j] & AT_LOWER and direction < 0) or (kind[j] & AT_UPPER and direction > 0):
                 continue
             friction[j] = -fc[j] * np.sign(direction)
-            for i in range(n):
-                u[i] = tau[i] + friction[i]
-            FDab(model, ws, q, qd, u, f_ext, qdd_free)
+            moved = True
     return 0
 
 
 @njit(cache=True)
-def _step(rk4, model, ws, f_ext, q, qd, tau, damping, effort, lower, upper, fc, fs, eps, vmax,
-          dt, applied, friction, stop, extra, u, k, q_new, qd_new, w, mats, ints):
+def _hold(q, q_new, qd_new, held, lower, upper, vmax):
     """
-    Take a step with friction and stops in one compiled call.
+    Keep the held joints (``held & HELD``) in place; put the rest back within the limits.
 
-    The resting torques, the integrator, the joints held (stuck or on a stop). Returns 0 (done: no impact, positions on their limits, speeds
-    checked), -1 (an impact: the caller resolves it from q_new, qd_new), 1 + the index of a
-    diverged joint, or -2 (the mass matrix is not positive definite).
+    Returns -1 when a joint would pass a position limit moving outwards (an impact: the caller
+    resolves it from q_new, qd_new), else as ``_checked``.
     """
     n = q.shape[0]
     for i in range(n):
-        extra[i] = min(max(tau[i], -effort[i]), effort[i]) - damping[i] * qd[i]
-    if _resting_torques(model, ws, f_ext, q, qd, extra, fc, fs, eps, lower, upper, friction,
-                        stop, w, mats, ints) < 0:
-        return -2
-    for i in range(n):
-        extra[i] = friction[i] + stop[i]
-    no_vmax = w[0]
-    no_vmax[:] = np.inf                     # speeds are checked after the impacts
-    if rk4:
-        status = _rk4(model, ws, f_ext, q, qd, tau, extra, damping, effort, lower, upper, fc,
-                      eps, no_vmax, dt, applied, u, k, q_new, qd_new)
-    else:
-        status = _semi_implicit_euler(model, ws, f_ext, q, qd, tau, extra, damping, effort,
-                                      lower, upper, fc, eps, no_vmax, dt, applied, u, k[4],
-                                      q_new, qd_new)
-    if status > 0:
-        return status
-    kind = ints[0]
-    for i in range(n):
-        if kind[i] & HELD:          # stuck, or resting on a stop: qdd = 0 there, up to rounding
+        if held[i] & HELD:          # stuck, or resting on a stop: qdd = 0 there, up to rounding
             q_new[i], qd_new[i] = q[i], 0.0
     for i in range(n):
         if (q_new[i] < lower[i] and qd_new[i] < 0) or (q_new[i] > upper[i] and qd_new[i] > 0):
@@ -347,7 +327,6 @@ class Simulator:
         # the kernels' scratch: the stages' velocities and accelerations (rk4), qdd (Euler)
         self._k = np.zeros((8, n))
         self._scratch = self._k if self._rk4 else self._k[4]
-        self._extra = np.zeros(n)
         self._rw, self._rmats = np.zeros((5, n)), np.zeros((3, n, n))
         self._rints = np.zeros((2, n), dtype=np.int64)
         self._no_vmax = np.full(n, np.inf)      # the general path checks speeds after impacts
@@ -355,6 +334,25 @@ class Simulator:
         self._u = np.zeros(n)
         self.wrenches = {}                  # link -> [fx, fy, fz, tx, ty, tz] in the link frame
         self._f_ext = np.zeros((n, 6))      # the same as body wrenches, as the kernels take them
+        self._warm_up()
+
+    def _warm_up(self):
+        """
+        Run both compiled paths once on the start state, keeping nothing.
+
+        They compile (or load from the numba cache) now, not at the first stop or stiction in
+        the middle of a run.
+        """
+        n, m = self.model.n, self._fd
+        out = [np.empty(n) for _ in range(6)]
+        self._kernel(m._model, m._ws, self._f_ext, self.q, self.qd, self._no_torque,
+                     self._no_torque, self.damping, self.effort, self.lower, self.upper,
+                     self.friction, self.v_eps, self.max_velocity, self.dt, out[0], self._u,
+                     self._scratch, out[1], out[2])
+        _resting_torques(m._model, m._ws, self._f_ext, self.q, self.qd, self._no_torque,
+                         self.friction, self.static_friction, self.v_eps, self.lower, self.upper,
+                         out[3], out[4], self._rw, self._rmats, self._rints)
+        _hold(self.q, out[1], out[2], self._rints[0], self.lower, self.upper, self.max_velocity)
 
     def set_wrench(self, link, wrench):
         """
@@ -465,15 +463,20 @@ class Simulator:
                 return self.q, self.qd
             if status > 0:
                 self._diverged(status - 1, q_new, qd_new)
-        # friction and stops: resting torques, integrator and held joints in one compiled call
+        # friction and stops: the resting torques, the integrator, the held joints (compiled)
         friction, stop = np.empty(n), np.empty(n)
-        status = _step(self._rk4, m._model, m._ws, self._f_ext, q, qd, tau, self.damping,
-                       self.effort, self.lower, self.upper, self.friction,
-                       self.static_friction, self.v_eps, self.max_velocity, dt, applied,
-                       friction, stop, self._extra, self._u, self._k, q_new, qd_new, self._rw,
-                       self._rmats, self._rints)
-        if status == -2:
+        clamped = np.clip(tau, -self.effort, self.effort)
+        if _resting_torques(m._model, m._ws, self._f_ext, q, qd, clamped - self.damping * qd,
+                            self.friction, self.static_friction, self.v_eps, self.lower,
+                            self.upper, friction, stop, self._rw, self._rmats, self._rints) < 0:
             self._not_positive()
+        status = self._kernel(m._model, m._ws, self._f_ext, q, qd, tau, friction + stop,
+                              self.damping, self.effort, self.lower, self.upper, self.friction,
+                              self.v_eps, self._no_vmax, dt, applied, self._u, self._scratch,
+                              q_new, qd_new)
+        if status <= 0:
+            status = _hold(q, q_new, qd_new, self._rints[0], self.lower, self.upper,
+                           self.max_velocity)
         if status > 0:
             self._diverged(status - 1, q_new, qd_new)
         impulse = self._no_torque
