@@ -36,9 +36,10 @@ One ``step(tau)`` advances the state by ``dt``:
    -``restitution`` times the impact velocity, every lambda pushing inwards), so the impact
    reaches the whole arm and creates no energy; they are placed on the limit.
 
-Steps 1-4 run in compiled code (one call; the frictionless case skips the active set); the
-impacts of step 5 in numpy. A NaN/Inf or a velocity above ``max_velocity`` raises ``SimulationDiverged`` and leaves the state
-at its last valid value. A model whose mass matrix is singular is refused at construction.
+Steps 1-4 run in compiled code (without friction, and away from the stops, in one call); the
+impacts of step 5 in numpy. A NaN/Inf or a velocity above ``max_velocity`` raises
+``SimulationDiverged`` and leaves the state at its last valid value. A model whose mass matrix
+is singular is refused at construction.
 """
 import numpy as np
 from numba import njit
