@@ -72,7 +72,10 @@ ECHO = textwrap.dedent('''
     node.create_subscription(JointState, 'echo/joint_states', cb,
                              QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT))
     print('ready', flush=True)
-    rclpy.spin(node)
+    try:
+        rclpy.spin(node)
+    except KeyboardInterrupt:       # the bench stops it with SIGINT
+        pass
 ''')
 JOINTS = [f'panda_joint{i}' for i in range(1, 8)] + ['panda_finger_joint1', 'panda_finger_joint2']
 
