@@ -38,9 +38,9 @@ them. After a start or a reset, r needs 5 / K_O of integrated intervals to settl
 (``settled``; gaps do not count): whatever held the arm before (brakes) shows until then.
 """
 from collections import deque
-import numpy as np
-
 import math
+
+import numpy as np
 
 from ..dynamics import momentum, momentum_and_beta
 
@@ -62,7 +62,6 @@ class MomentumObserver:
         self.gain = g
         self._settle_time = 5.0 / g.min()
         self.r = np.zeros(model.n)
-        self._start = None          # the time of the first sample since the start or a reset
         self._integrated = 0.0      # the time the estimate has integrated since then (s)
         self._last = None           # (t, p, C^T qd - g) of the previous sample
         self._before = None         # (t, C^T qd - g) of the one before
@@ -72,7 +71,7 @@ class MomentumObserver:
         self.r = np.zeros(self.model.n)
         self._last = self._before = None
         self._intervals.clear()
-        self._start, self._integrated = t, 0.0
+        self._integrated = 0.0
         if q is not None:
             self._last = (t, momentum(self.model, q, qd), None)
 
@@ -109,15 +108,13 @@ class MomentumObserver:
         last = self._last
         if last is None or last[0] is None:
             self._last = (t, p, w)
-            if self._start is None:
-                self._start = t
             return self.r
         t0, p0, w0 = last
         dt = t - t0
         if dt == 0:
             return self.r
         if dt < 0:                          # the clock went back: start again from here
-            self._start, self._integrated = t, 0.0
+            self._integrated = 0.0
             self.skipped += 1
             self._before, self._last = None, (t, p, w)
             return self.r
