@@ -62,7 +62,7 @@ class MomentumObserver:
         self.gain = g
         self._settle_time = 5.0 / g.min()
         self.r = np.zeros(model.n)
-        self._integrated = 0.0      # the time the estimate has integrated since then (s)
+        self._integrated = 0.0      # the time integrated since the start or a reset (s)
         self._last = None           # (t, p, C^T qd - g) of the previous sample
         self._before = None         # (t, C^T qd - g) of the one before
 
