@@ -44,7 +44,7 @@ is singular is refused at construction.
 import numpy as np
 from numba import njit
 
-from ..dynamics import PRISMATIC, aba, crba
+from ..dynamics import PRISMATIC, crba
 from ..dynamics.kernels import FDab, HandC_H
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
@@ -77,9 +77,9 @@ def _semi_implicit_euler(model, ws, f_ext, q, qd, tau, extra, damping, effort, l
     """
     One semi-implicit Euler step in compiled code (the numpy version costs ~2.5x more).
 
-    Returns 0; -1 when a joint would pass a position limit moving outwards (the impacts, or the
-    stop torque of a joint resting on its limit, are resolved in Python); or 1 + the index of the
-    first joint whose state is NaN/Inf or faster than ``vmax``.
+    Returns 0; -1 when a joint would pass a position limit moving outwards (the caller resolves
+    the stops: ``_resting_torques``, ``_hold``, the impacts); or 1 + the index of the first joint
+    whose state is NaN/Inf or faster than ``vmax``.
     """
     n = q.shape[0]
     for i in range(n):
@@ -322,7 +322,6 @@ class Simulator:
                     if integrator == 'semi_implicit_euler' and np.any(self.damping > 0)
                     else model)
         self._frictionless = not np.any(self.static_friction > 0)
-        self._fast = self._frictionless
         self._rk4 = integrator == 'rk4'
         self._kernel = _rk4 if self._rk4 else _semi_implicit_euler
         # the kernels' scratch: the stages' velocities and accelerations (rk4), qdd (Euler)
@@ -344,16 +343,11 @@ class Simulator:
         They compile (or load from the numba cache) now, not at the first stop or stiction in
         the middle of a run.
         """
-        n, m = self.model.n, self._fd
-        out = [np.empty(n) for _ in range(6)]
-        self._kernel(m._model, m._ws, self._f_ext, self.q, self.qd, self._no_torque,
-                     self._no_torque, self.damping, self.effort, self.lower, self.upper,
-                     self.friction, self.v_eps, self.max_velocity, self.dt, out[0], self._u,
-                     self._scratch, out[1], out[2])
-        _resting_torques(m._model, m._ws, self._f_ext, self.q, self.qd, self._no_torque,
-                         self.friction, self.static_friction, self.v_eps, self.lower, self.upper,
-                         out[3], out[4], self._rw, self._rmats, self._rints)
-        _hold(self.q, out[1], out[2], self._rints[0], self.lower, self.upper, self.max_velocity)
+        applied, q_new, qd_new, friction, stop = (np.empty(self.model.n) for _ in range(5))
+        self._integrate(self._no_torque, self._no_torque, self.max_velocity, applied, q_new,
+                        qd_new)
+        self._resting(self.q, self.qd, self._no_torque, friction, stop)
+        _hold(self.q, q_new, qd_new, self._rints[0], self.lower, self.upper, self.max_velocity)
 
     def set_wrench(self, link, wrench):
         """
@@ -391,13 +385,17 @@ class Simulator:
         """
         n = self.model.n
         friction, stop = np.zeros(n), np.zeros(n)
-        m = self._fd
-        if _resting_torques(m._model, m._ws, self._f_ext, _per_joint(q, n, 'positions'),
-                            _per_joint(qd, n, 'velocities'), _per_joint(tau, n, 'torques'),
-                            self.friction, self.static_friction, self.v_eps, self.lower,
-                            self.upper, friction, stop, self._rw, self._rmats, self._rints) < 0:
-            self._not_positive()
+        self._resting(_per_joint(q, n, 'positions'), _per_joint(qd, n, 'velocities'),
+                      _per_joint(tau, n, 'torques'), friction, stop)
         return friction, stop
+
+    def _resting(self, q, qd, tau, friction, stop):
+        """Fill ``friction`` and ``stop`` as ``resting_torques`` does, from checked arrays."""
+        m = self._fd
+        if _resting_torques(m._model, m._ws, self._f_ext, q, qd, tau, self.friction,
+                            self.static_friction, self.v_eps, self.lower, self.upper, friction,
+                            stop, self._rw, self._rmats, self._rints) < 0:
+            self._not_positive()
 
     def _impacts(self, q, qd_new):
         """
@@ -439,8 +437,13 @@ class Simulator:
         return v, impulse, np.array(sorted(hit), dtype=int), is_lower
 
     # ---- stepping -----------------------------------------------------------------------------
-    def acceleration(self, q, qd, tau):
-        return aba(self.model, q, qd, tau - self.damping * qd, f_ext=self.wrenches or None)
+    def _integrate(self, tau, extra, vmax, applied, q_new, qd_new):
+        """Run the integrator's kernel from the current state; return its status (``_checked``)."""
+        m = self._fd
+        return self._kernel(m._model, m._ws, self._f_ext, self.q, self.qd, tau, extra,
+                            self.damping, self.effort, self.lower, self.upper, self.friction,
+                            self.v_eps, vmax, self.dt, applied, self._u, self._scratch, q_new,
+                            qd_new)
 
     def step(self, tau):
         """Advance by dt with joint torques ``tau`` (model order); returns (q, qd)."""
@@ -449,14 +452,11 @@ class Simulator:
         n = self.model.n
         if tau.shape != (n,):
             raise ValueError(f'step takes {n} joint torques, got shape {tau.shape}')
-        m = self._fd
         q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
-        if self._fast:
+        if self._frictionless:
             # the common case in one compiled call: no friction, no joint pushed into a limit
-            status = self._kernel(m._model, m._ws, self._f_ext, q, qd, tau, self._no_torque,
-                                  self.damping, self.effort, self.lower, self.upper,
-                                  self.friction, self.v_eps, self.max_velocity, dt, applied,
-                                  self._u, self._scratch, q_new, qd_new)
+            status = self._integrate(tau, self._no_torque, self.max_velocity, applied, q_new,
+                                     qd_new)
             if status == 0:
                 self.q, self.qd, self.applied = q_new, qd_new, applied
                 self.stop_torque = self.impulse = self._no_torque
@@ -467,14 +467,8 @@ class Simulator:
         # friction and stops: the resting torques, the integrator, the held joints (compiled)
         friction, stop = np.empty(n), np.empty(n)
         clamped = np.clip(tau, -self.effort, self.effort)
-        if _resting_torques(m._model, m._ws, self._f_ext, q, qd, clamped - self.damping * qd,
-                            self.friction, self.static_friction, self.v_eps, self.lower,
-                            self.upper, friction, stop, self._rw, self._rmats, self._rints) < 0:
-            self._not_positive()
-        status = self._kernel(m._model, m._ws, self._f_ext, q, qd, tau, friction + stop,
-                              self.damping, self.effort, self.lower, self.upper, self.friction,
-                              self.v_eps, self._no_vmax, dt, applied, self._u, self._scratch,
-                              q_new, qd_new)
+        self._resting(q, qd, clamped - self.damping * qd, friction, stop)
+        status = self._integrate(tau, friction + stop, self._no_vmax, applied, q_new, qd_new)
         if status <= 0:
             status = _hold(q, q_new, qd_new, self._rints[0], self.lower, self.upper,
                            self.max_velocity)
