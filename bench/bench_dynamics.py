@@ -31,7 +31,6 @@ import argparse
 import os
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import textwrap
 import time
@@ -43,6 +42,8 @@ import pinocchio as pin
 from robot_dynamics_ros.dynamics import (RobotModel, aba, coriolis_matrix, crba, gravity_torques,
                                          rnea)
 
+from benchlib import read_urdf
+
 ROBOTS = {
     'ur5': 'ur_description/urdf/ur5_robot.urdf',
     'panda': 'panda_description/urdf/panda.urdf',
@@ -53,13 +54,6 @@ TARGETS = {  # ratio ours / Pinocchio, from the performance issue
     'aba': 1.0, 'crba': 1.2, 'gravity': 1.2, 'batch': 0.35,
     'coriolis_matrix': 1.2,
 }
-
-
-def erd(path):
-    root = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
-                        'example-robot-data', 'robots')
-    with open(os.path.join(root, path), encoding='utf-8') as f:
-        return f.read()
 
 
 def per_call(fn, number, repeat):
@@ -79,7 +73,7 @@ def pin_config(pm, ours, q):
 
 
 def bench_robot(name, number, repeat, K):
-    xml = erd(ROBOTS[name])
+    xml = read_urdf(ROBOTS[name])
     m = RobotModel.from_urdf(xml)
     pm = pin.buildModelFromXML(xml)
     pd = pm.createData()

@@ -24,8 +24,6 @@ Target: under 20 ms (the trajectory issue). Next to it, the same samples through
 pin.computeGeneralizedGravity looped from Python: the ratio says what the check costs against
 only the dynamics done with Pinocchio.
 """
-import os
-import sysconfig
 import time
 
 import numpy as np
@@ -35,12 +33,9 @@ from robot_dynamics_ros.control import JointTrajectory, check_trajectory
 from robot_dynamics_ros.control.feasibility import sample_times
 from robot_dynamics_ros.dynamics import RobotModel
 
+from benchlib import erd_urdf
+
 TARGET_MS = 20.0
-
-
-def erd_urdf(rel):
-    return os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
-                        'example-robot-data', 'robots', rel)
 
 
 def best(fn, repeat=7):

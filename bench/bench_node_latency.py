@@ -36,10 +36,8 @@ and at --fast-rate (reported). DDS stays on this machine
 import argparse
 import os
 import random
-import signal
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import textwrap
 import threading
@@ -54,6 +52,8 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
+
+from benchlib import PANDA_JOINTS as JOINTS, PANDA_URDF, interrupt, read_urdf  # noqa: E402
 
 ECHO = textwrap.dedent('''
     import rclpy
@@ -77,14 +77,6 @@ ECHO = textwrap.dedent('''
     except KeyboardInterrupt:       # the bench stops it with SIGINT
         pass
 ''')
-JOINTS = [f'panda_joint{i}' for i in range(1, 8)] + ['panda_finger_joint1', 'panda_finger_joint2']
-
-
-def panda_urdf():
-    path = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
-                        'example-robot-data', 'robots', 'panda_description', 'urdf', 'panda.urdf')
-    with open(path) as f:
-        return f.read()
 
 
 class Channel:
@@ -215,7 +207,7 @@ def main():
         desc = node.create_publisher(String, 'robot_description', QoSProfile(
             depth=1, reliability=ReliabilityPolicy.RELIABLE,
             durability=DurabilityPolicy.TRANSIENT_LOCAL))
-        desc.publish(String(data=panda_urdf()))
+        desc.publish(String(data=read_urdf(PANDA_URDF)))
         ex = SingleThreadedExecutor()
         ex.add_node(node)
         spinner = threading.Thread(target=ex.spin, daemon=True)
@@ -236,12 +228,7 @@ def main():
             node.destroy_node()
             rclpy.shutdown()
             for p in procs:
-                p.send_signal(signal.SIGINT)
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+                interrupt(p, 10)
             for log in logs:
                 log.close()
     report(args.rate, args.seconds, slow, targets=True)

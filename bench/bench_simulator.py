@@ -36,7 +36,6 @@ import os
 import random
 import subprocess
 import sys
-import sysconfig
 import time
 
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
@@ -47,8 +46,7 @@ import numpy as np  # noqa: E402
 from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
 from robot_dynamics_ros.simulation import Simulator  # noqa: E402
 
-PANDA = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
-                     'example-robot-data', 'robots', 'panda_description', 'urdf', 'panda.urdf')
+from benchlib import PANDA, erd_urdf  # noqa: E402
 
 
 def free_running(integrator, steps):
@@ -163,8 +161,7 @@ def main():
     print(f'[target] simulator, panda free-running with joint limits and friction active '
           f'(semi_implicit_euler): {rate / 1000:.1f}x real time (target >= 300x) '
           + ('met' if rate >= 300e3 else 'MISSED'))
-    erd = os.path.dirname(os.path.dirname(os.path.dirname(PANDA)))
-    z1 = os.path.join(erd, 'z1_description', 'urdf', 'z1.urdf')
+    z1 = erd_urdf('z1_description/urdf/z1.urdf')
     for name, urdf in (('panda', PANDA), ('z1', z1)):
         rate, impacts, resting = dropped(urdf)
         print(f'  {name} dropped onto its stops (semi_implicit_euler, 5 s): {rate:9.0f} steps/s '

@@ -29,10 +29,8 @@ import os
 import random
 import re
 import shutil
-import signal
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 import time
@@ -45,14 +43,7 @@ from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 
-JOINTS = [f'panda_joint{i}' for i in range(1, 8)] + ['panda_finger_joint1', 'panda_finger_joint2']
-
-
-def panda_urdf():
-    path = os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
-                        'example-robot-data', 'robots', 'panda_description', 'urdf', 'panda.urdf')
-    with open(path) as f:
-        return f.read()
+from benchlib import PANDA_JOINTS as JOINTS, PANDA_URDF, interrupt, read_urdf  # noqa: E402
 
 
 def first_command(node, cache, log_path, timeout=120.0):
@@ -65,7 +56,8 @@ def first_command(node, cache, log_path, timeout=120.0):
     exe = os.path.join(os.path.dirname(sys.executable), 'feedforward_node')
     with open(log_path, 'w') as log:
         t0 = time.monotonic()
-        proc = subprocess.Popen([exe, '--ros-args', '-p', f'robot_description:={panda_urdf()}'],
+        urdf = read_urdf(PANDA_URDF)
+        proc = subprocess.Popen([exe, '--ros-args', '-p', f'robot_description:={urdf}'],
                                 stdout=log, stderr=subprocess.STDOUT,
                                 env=dict(os.environ, NUMBA_CACHE_DIR=cache))
         try:
@@ -75,12 +67,7 @@ def first_command(node, cache, log_path, timeout=120.0):
                 got.wait(0.005)
             elapsed = time.monotonic() - t0 if got.is_set() else float('inf')
         finally:
-            proc.send_signal(signal.SIGINT)
-            try:
-                proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            interrupt(proc, 20)
     node.destroy_subscription(sub)
     node.destroy_publisher(pub)
     with open(log_path) as f:

@@ -1,0 +1,47 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""What the benchmarks share: example-robot-data's URDFs, panda's joints, stopping a child node."""
+import os
+import signal
+import subprocess
+import sysconfig
+
+
+def erd_urdf(rel):
+    """Return the path of example-robot-data's ``robots/<rel>`` (a test and bench dependency)."""
+    return os.path.join(sysconfig.get_paths()['purelib'], 'cmeel.prefix', 'share',
+                        'example-robot-data', 'robots', rel)
+
+
+PANDA_URDF = 'panda_description/urdf/panda.urdf'
+PANDA = erd_urdf(PANDA_URDF)
+PANDA_JOINTS = ([f'panda_joint{i}' for i in range(1, 8)]
+                + ['panda_finger_joint1', 'panda_finger_joint2'])
+
+
+def read_urdf(rel):
+    """Return the text of example-robot-data's ``robots/<rel>``."""
+    with open(erd_urdf(rel), encoding='utf-8') as f:
+        return f.read()
+
+
+def interrupt(proc, timeout):
+    """Stop a child node as Ctrl-C does; kill it if it has not exited within ``timeout`` s."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
