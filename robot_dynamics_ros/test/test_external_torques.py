@@ -27,10 +27,12 @@ panda starts at its ready pose, off its stops (a stop is an external torque too)
 with J^T F through the observer's first-order filter (the arm gives under the push and r lags
 that); `auto` takes the simulator's measured efforts, `commanded` runs with the simulator in
 lockstep (each command acts from the next state on). Measured on this 2-core machine: 0.013 to
-0.036 N m from the filtered J^T F (0.29 to 0.32 N m from the raw one) on |J^T F| ~ 4 N m; at
-rest before the push up to 1.1e-5 N m, 0.5 s after it below 2e-3 N m; the CollisionEvent 18 ms
-after the push. Intervals where the controller skipped joint_states are left out by the
-observer itself (r held), so nothing is excluded here.
+0.036 N m from the filtered J^T F when it is quiet, up to 0.24 N m with the suite's load (0.29 to
+0.32 N m from the raw one) on |J^T F| ~ 4 N m; at rest before the push up to 1.1e-5 N m, 0.5 s
+after it below 2e-3 N m; the CollisionEvent 18 ms after the push. Intervals where the
+controller skipped joint_states are left out by the observer itself (r held), so nothing is
+excluded here. A loop that stalled (a side waited 0.1 s for the other: ~1 run in 5 of this file
+under load) and then failed runs once more (``run``).
 """
 import os
 import time
@@ -79,6 +81,10 @@ class Loop:
     def __init__(self, tmp_path, ns, *controller_args, sim_args=()):
         panda = os.path.join(erd_root(), ROBOTS['panda'])
         self.model = RobotModel.from_urdf_file(panda)
+        # what this process computes and asks, ready before the loop runs: loading the kernels
+        # (0.5 s of CPU) or discovering a service client mid-run competes with the loop for the
+        # two cores
+        self.expected(np.array(READY))
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={panda}', '-p', 'publish_rate:=1000.0',
             '-p', 'publish_clock:=true', '-p', f'initial_positions:={READY}', *sim_args],
@@ -100,6 +106,10 @@ class Loop:
         self.node.create_subscription(CollisionEvent, 'inverse_dynamics_controller/collision',
                                       self.events.append, 10)
         self.ns = ns
+        self.clients = {}
+        for kind, name in ((ApplyWrench, 'dynamics_simulator/apply_wrench'),
+                           (Trigger, 'inverse_dynamics_controller/reset_collision')):
+            self.clients[name] = self.node.create_client(kind, name)
 
     def spin(self, seconds, until=None):
         end = time.monotonic() + seconds
@@ -109,20 +119,17 @@ class Loop:
                 return True
         return until is None
 
-    def call(self, kind, name, request):
-        client = self.node.create_client(kind, name)
-        try:
-            assert client.wait_for_service(timeout_sec=20), name
-            future = client.call_async(request)
-            assert self.spin(20, future.done), name
-            return future.result()
-        finally:
-            self.node.destroy_client(client)
+    def call(self, name, request):
+        client = self.clients[name]
+        assert self.spin(20, client.service_is_ready), name
+        future = client.call_async(request)
+        assert self.spin(20, future.done), name
+        return future.result()
 
     def push(self, seconds):
         w = Wrench()
         w.force.x, w.force.y, w.force.z = (float(x) for x in FORCE[:3])
-        answer = self.call(ApplyWrench, 'dynamics_simulator/apply_wrench',
+        answer = self.call('dynamics_simulator/apply_wrench',
                            ApplyWrench.Request(link='panda_hand', wrench=w, duration=seconds))
         assert answer.success, answer.message
         return answer.time
@@ -132,11 +139,39 @@ class Loop:
         return gravity_torques(self.model, q) - rnea(self.model, q, z, z,
                                                      f_ext={'panda_hand': FORCE})
 
+    def stalls(self):
+        """Return the log lines that say the loop stalled (a side waited 0.1 s for the other)."""
+        return [line for line in (self.ctrl.log() + self.sim.log()).splitlines()
+                if 'commanding zero' in line or 'no command for' in line or 'behind real' in line]
+
     def stop(self):
         self.executor.shutdown()
         self.node.destroy_node()
         self.ctrl.stop()
         self.sim.stop()
+
+
+def run(tmp_path, ns, scenario, *controller_args, sim_args=()):
+    """
+    Run ``scenario(loop)`` on a new loop; once more on another if it failed after a stall.
+
+    On this 2-core machine the loop now and then stalls for 0.1-0.3 s (both processes and the
+    test's compete for the cores): the simulator applies zero torque meanwhile, the arm sags and
+    the controller catches up at its effort limits. What the observer then reports is what
+    happened (a velocity limit of the simulator acting is an external torque too), not what the
+    test asks about. A failure without a stall, or a second stall, fails the test.
+    """
+    for attempt in (1, 2):
+        loop = Loop(tmp_path, f'{ns}{attempt}', *controller_args, sim_args=sim_args)
+        try:
+            return scenario(loop)
+        except AssertionError:
+            stalls = loop.stalls()
+            if attempt == 2 or not stalls:
+                raise
+            print(f'{ns}: the loop stalled ({stalls}); running it again')
+        finally:
+            loop.stop()
 
 
 @pytest.mark.parametrize('source', ['auto', 'commanded'])
@@ -149,85 +184,85 @@ def test_a_push_on_the_hand_shows_as_external_torques(tmp_path, source):
     computed late (a stalled controller catching up) shows as an external torque.
     """
     lockstep = ['-p', 'lockstep:=true'] if source == 'commanded' else []
-    loop = Loop(tmp_path, f'observed_{source}', '-p', f'observer.torque_source:={source}',
-                sim_args=lockstep)
-    try:
-        assert loop.spin(60, lambda: len(loop.external) > 1500), (loop.sim.log(), loop.ctrl.log())
-        loop.spin(2.0)
-        t0 = loop.push(1.0)
-        assert loop.spin(20, lambda: loop.external and stamp(loop.external[-1]) > t0 + 2.5)
-        before, during, after = [], [], []
-        # r promises J^T F through a first-order filter of time constant 1 / K: the arm gives
-        # under the push (the hold's stiffness), its wrist swings, J^T F moves and r lags it by
-        # d(J^T F)/dt / K. Compared with the filtered J^T F, and the raw one reported. The
-        # observer leaves out the intervals where the controller skipped joint_states (a CPU
-        # stall of this 2-core machine: torques changed in between unseen): no exclusions here
-        filtered, t_last = np.zeros(loop.model.n), None
-        for m in loop.external:
-            t, r, q = stamp(m), np.array(m.effort), np.array(m.position)
-            if not t0 - 2.0 <= t <= t0 + 30.0:
-                # the simulator's first state is stamped 0, which the node reads as unstamped and
-                # answers on its own clock (wall time here): not part of this simulated timeline
-                continue
-            truth = loop.expected(q) if t0 < t <= t0 + 1.0 else np.zeros(loop.model.n)
-            if t_last is not None:
-                a = np.exp(-K * (t - t_last))
-                filtered = a * filtered + (1 - a) * truth
-            t_last = t
-            if t0 - 1.5 <= t < t0:          # (at start-up the brakes were external torques)
-                before.append(np.abs(r).max())
-            elif t0 + 5 / K <= t <= t0 + 1.0:
-                during.append((np.abs(r - filtered).max(), np.abs(truth).max(),
-                               np.abs(r - truth).max(), t - t0))
-            elif t > t0 + 1.5:              # the hold (kp 100) has pulled the arm back
-                after.append(np.abs(r).max())
-        assert len(before) > 300 and len(during) > 300 and len(after) > 300, \
-            (len(before), len(during), len(after))
-        error, scale, _, _ = max(during)
-        print(f'{source}: |r| before {max(before):.2e}, after {max(after):.2e} N m; during the '
-              f'push |J^T F| up to {scale:.2f} N m, |r - J^T F filtered| up to {error:.3f} N m, '
-              f'|r - J^T F| up to {max(d[2] for d in during):.3f} N m')
-        assert max(before) < 0.5 and max(after) < 0.5, (max(before), max(after))
-        # the issue asks 5 % + 0.2 N m; measured 0.013-0.030 N m on 4 N m
-        assert all(e <= 0.02 * s + 0.05 for e, s, _, _ in during), max(during)
-        assert 'collision' not in loop.ctrl.log()       # no thresholds: no detection
-    finally:
-        loop.stop()
+    run(tmp_path, f'observed_{source}', lambda loop: push_shows(loop, source),
+        '-p', f'observer.torque_source:={source}', sim_args=lockstep)
+
+
+def push_shows(loop, source):
+    assert loop.spin(60, lambda: len(loop.external) > 1500), (loop.sim.log(), loop.ctrl.log())
+    loop.spin(2.0)
+    t0 = loop.push(1.0)
+    assert loop.spin(20, lambda: loop.external and stamp(loop.external[-1]) > t0 + 2.5)
+    before, during, after = [], [], []
+    # r promises J^T F through a first-order filter of time constant 1 / K: the arm gives
+    # under the push (the hold's stiffness), its wrist swings, J^T F moves and r lags it by
+    # d(J^T F)/dt / K. Compared with the filtered J^T F, and the raw one reported. The
+    # observer leaves out the intervals where the controller skipped joint_states (a CPU
+    # stall of this 2-core machine: torques changed in between unseen): no exclusions here
+    filtered, t_last = np.zeros(loop.model.n), None
+    for m in loop.external:
+        t, r, q = stamp(m), np.array(m.effort), np.array(m.position)
+        if not t0 - 2.0 <= t <= t0 + 30.0:
+            # the simulator's first state is stamped 0, which the node reads as unstamped and
+            # answers on its own clock (wall time here): not part of this simulated timeline
+            continue
+        truth = loop.expected(q) if t0 < t <= t0 + 1.0 else np.zeros(loop.model.n)
+        if t_last is not None:
+            a = np.exp(-K * (t - t_last))
+            filtered = a * filtered + (1 - a) * truth
+        t_last = t
+        if t0 - 1.5 <= t < t0:          # (at start-up the brakes were external torques)
+            before.append(np.abs(r).max())
+        elif t0 + 5 / K <= t <= t0 + 1.0:
+            during.append((np.abs(r - filtered).max(), np.abs(truth).max(),
+                           np.abs(r - truth).max(), t - t0))
+        elif t > t0 + 1.5:              # the hold (kp 100) has pulled the arm back
+            after.append(np.abs(r).max())
+    assert len(before) > 300 and len(during) > 300 and len(after) > 300, \
+        (len(before), len(during), len(after))
+    error, scale, _, _ = max(during)
+    print(f'{source}: |r| before {max(before):.2e}, after {max(after):.2e} N m; during the '
+          f'push |J^T F| up to {scale:.2f} N m, |r - J^T F filtered| up to {error:.3f} N m, '
+          f'|r - J^T F| up to {max(d[2] for d in during):.3f} N m')
+    assert max(before) < 0.5 and max(after) < 0.5, (max(before), max(after))
+    # the issue asks 5 % + 0.2 N m; measured 0.013-0.036 N m on 4 N m on a quiet machine, up to
+    # 0.24 N m with the test suite's load on the two cores
+    assert all(e <= 0.05 * s + 0.2 for e, s, _, _ in during), max(during)
+    assert 'collision' not in loop.ctrl.log()       # no thresholds: no detection
 
 
 def test_a_collision_is_detected_within_50_ms_and_the_arm_is_held(tmp_path):
-    loop = Loop(tmp_path, 'collided', '-p', 'collision.thresholds:=[3.0]',
-                '-p', 'collision.reaction:=hold')
-    try:
-        assert loop.spin(60, lambda: len(loop.external) > 1500), (loop.sim.log(), loop.ctrl.log())
-        q_before = np.array(loop.external[-1].position)
-        expected = {loop.model.joint_names[i] for i in
-                    np.flatnonzero(np.abs(loop.expected(q_before)) > 3.0)}
-        assert not loop.events, ('a collision before the push', loop.ctrl.log())
-        t0 = loop.push(1.0)
-        assert loop.spin(10, lambda: loop.events), (
-            f'no CollisionEvent 10 s after the push at {t0:.3f} (simulated), the last estimate '
-            f'at {stamp(loop.external[-1]):.3f} of {len(loop.external)}', loop.ctrl.log())
-        assert loop.spin(20, lambda: stamp(loop.external[-1]) > t0 + 2.5)
-        assert len(loop.events) == 1, [e.name for e in loop.events]     # once per event
-        event = loop.events[0]
-        print(f'collision {(stamp(event) - t0) * 1e3:.0f} ms after the push on {event.name}, '
-              f'r {np.round(event.external_torque, 2).tolist()} N m, expected {expected}')
-        assert 0 < stamp(event) - t0 <= 0.05, stamp(event) - t0
-        assert event.name and set(event.name) <= expected, (event.name, expected)
-        assert event.reaction == 'hold' and all(
-            abs(r) > th for r, th in zip(event.external_torque, event.threshold))
-        # held at the pose of the detection: pushed, the arm gives as computed torque's
-        # stiffness M kp lets it (the light wrist most); released, it is back there
-        states = {stamp(m): np.array(m.position) for m in loop.external}
-        q_event = states[min(states, key=lambda s: abs(s - stamp(event)))]
-        pushed = [q for t, q in states.items() if stamp(event) < t < t0 + 1.0]
-        released = [q for t, q in states.items() if t > t0 + 2.0]
-        assert pushed and max(np.abs(q - q_event)[:7].max() for q in pushed) < 0.5
-        assert released and max(np.abs(q - q_event)[:7].max() for q in released) < 0.01
-        assert 'collision: external torques' in loop.ctrl.log()
-        answer = loop.call(Trigger, 'inverse_dynamics_controller/reset_collision',
-                           Trigger.Request())
-        assert answer.success and 'ended' in answer.message, answer.message
-    finally:
-        loop.stop()
+    run(tmp_path, 'collided', collision_is_detected, '-p', 'collision.thresholds:=[3.0]',
+        '-p', 'collision.reaction:=hold')
+
+
+def collision_is_detected(loop):
+    assert loop.spin(60, lambda: len(loop.external) > 1500), (loop.sim.log(), loop.ctrl.log())
+    q_before = np.array(loop.external[-1].position)
+    expected = {loop.model.joint_names[i] for i in
+                np.flatnonzero(np.abs(loop.expected(q_before)) > 3.0)}
+    assert not loop.events, ('a collision before the push', loop.ctrl.log())
+    t0 = loop.push(1.0)
+    assert loop.spin(10, lambda: loop.events), (
+        f'no CollisionEvent 10 s after the push at {t0:.3f} (simulated), the last estimate '
+        f'at {stamp(loop.external[-1]):.3f} of {len(loop.external)}', loop.ctrl.log())
+    assert loop.spin(20, lambda: stamp(loop.external[-1]) > t0 + 2.5)
+    assert len(loop.events) == 1, [e.name for e in loop.events]     # once per event
+    event = loop.events[0]
+    print(f'collision {(stamp(event) - t0) * 1e3:.0f} ms after the push on {event.name}, '
+          f'r {np.round(event.external_torque, 2).tolist()} N m, expected {expected}')
+    assert 0 < stamp(event) - t0 <= 0.05, stamp(event) - t0
+    assert event.name and set(event.name) <= expected, (event.name, expected)
+    assert event.reaction == 'hold' and all(
+        abs(r) > th for r, th in zip(event.external_torque, event.threshold))
+    # held at the pose of the detection: pushed, the arm gives as computed torque's
+    # stiffness M kp lets it (the light wrist most); released, it is back there
+    states = {stamp(m): np.array(m.position) for m in loop.external}
+    q_event = states[min(states, key=lambda s: abs(s - stamp(event)))]
+    pushed = [q for t, q in states.items() if stamp(event) < t < t0 + 1.0]
+    released = [q for t, q in states.items() if t > t0 + 2.0]
+    assert pushed and max(np.abs(q - q_event)[:7].max() for q in pushed) < 0.5
+    assert released and max(np.abs(q - q_event)[:7].max() for q in released) < 0.01
+    assert 'collision: external torques' in loop.ctrl.log()
+    answer = loop.call('inverse_dynamics_controller/reset_collision', Trigger.Request())
+    assert answer.success and 'ended' in answer.message, answer.message
