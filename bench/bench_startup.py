@@ -20,10 +20,12 @@ Start-up of feedforward_node: from starting the console script to its first effo
 The console script starts with panda's description as a parameter and default parameters
 (gravity mode, the observer on) while this process publishes joint_states at 200 Hz; the time is
 from Popen to the receipt of the first command. First with an empty numba cache (as on a fresh
-install: NUMBA_CACHE_DIR pointed at a new directory, so every kernel the node uses is compiled),
-then again with the cache that run filled. Targets: <= 5 s fresh, <= 1.0 s cached. The node's own
-start-up log line (kernels ready, time since the process started) is printed too. DDS stays on
-this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
+install: NUMBA_CACHE_DIR pointed at a new directory, so every kernel the node uses is compiled;
+the observer's in a child process while the commands flow, and the node runs until it is
+ready), then again with the cache that run filled. Targets: <= 5 s fresh, <= 1.0 s cached. The
+node's own start-up log lines (kernels ready, time since the process started; the observer's
+kernel ready) are printed too. DDS stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
+The time includes DDS discovery between the node and this process (0.1 to 1 s, varying).
 """
 import os
 import random
@@ -66,13 +68,23 @@ def first_command(node, cache, log_path, timeout=120.0):
                 pub.publish(msg)
                 got.wait(0.005)
             elapsed = time.monotonic() - t0 if got.is_set() else float('inf')
+            # on a fresh cache the observer's kernel compiles in a child process after the first
+            # command: let it finish (it fills the cache the second start reads)
+            while got.is_set() and time.monotonic() - t0 < timeout:
+                with open(log_path) as f:
+                    text = f.read()
+                if 'kernels for mode gravity and the observer' in text or \
+                        'observer: kernel ' in text:
+                    break
+                time.sleep(0.1)
         finally:
             interrupt(proc, 20)
     node.destroy_subscription(sub)
     node.destroy_publisher(pub)
     with open(log_path) as f:
-        ready = re.findall(r'kernels for .*', f.read())
-    return elapsed, ready[0] if ready else '(no start-up line)'
+        text = f.read()
+    lines = re.findall(r'kernels for .*', text) + re.findall(r'observer: kernel .*', text)
+    return elapsed, '\n         node log: '.join(lines) or '(no start-up line)'
 
 
 def main():

@@ -41,11 +41,11 @@ CONFIG = os.path.join(PACKAGE, 'config')
 class NodeProcess:
     """A node started from its console script with --ros-args; its output goes to a log file."""
 
-    def __init__(self, name, ros_args, log_path):
+    def __init__(self, name, ros_args, log_path, env=None):
         self.log_path = str(log_path)
         self._log = open(self.log_path, 'w')
         self.proc = subprocess.Popen([executable(name), '--ros-args', *ros_args],
-                                     stdout=self._log, stderr=subprocess.STDOUT)
+                                     stdout=self._log, stderr=subprocess.STDOUT, env=env)
 
     def log(self):
         with open(self.log_path) as f:

@@ -52,10 +52,10 @@ def ros():
     rclpy.shutdown()
 
 
-def start(tmp_path, name, ns, *args, params_file=True):
+def start(tmp_path, name, ns, *args, params_file=True, env=None):
     base = ['--params-file', os.path.join(CONFIG, 'feedforward.yaml')] if params_file else []
     proc = NodeProcess('feedforward_node', base + ['-r', f'__ns:=/{ns}', *args],
-                       tmp_path / f'{name}.log')
+                       tmp_path / f'{name}.log', env=env)
     peer = Peer(f'{name}_peer', target=f'{ns}/inverse_dynamics_controller',
                 command_topic=f'/{ns}/effort_controller/commands')
     peer.js_pub = peer.node.create_publisher(JointState, f'/{ns}/joint_states', 10)
@@ -427,6 +427,44 @@ def test_ctrl_c_during_the_first_compile_exits_cleanly(tmp_path, name):
     out, _ = proc.communicate(timeout=60)
     assert proc.returncode == 0, out
     assert 'Traceback' not in out and 'KeyboardInterrupt' not in out, out
+
+
+def test_a_fresh_install_commands_while_the_observers_kernel_compiles(ros, tmp_path):
+    """
+    On an empty numba cache the observer's kernel compiles in a child process.
+
+    The first command waits for the gravity kernel only (the child compiles on the other core,
+    ~4 s); external torques start once the child has filled the cache and the node has loaded
+    it, and hold still at rest (the commanded gravity torque holds the arm: r = 0). A second
+    start on that cache loads both and starts no child.
+    """
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'numba-cache'))   # an empty cache
+    with open(example_urdf('planar_2r'), encoding='utf-8') as f:
+        xml = f.read()
+    for run in ('fresh', 'cached'):
+        proc, peer = start(tmp_path, run, run, env=env)
+        external, first = [], {}
+        peer.node.create_subscription(JointState, f'/{run}/inverse_dynamics_controller/'
+                                      'external_torques', external.append, 100)
+        try:
+            peer.publish_description(xml)
+            peer.state = (['joint1', 'joint2'], [0.3, -0.4], [0.0, 0.0])
+            assert peer.spin_until(lambda: peer.commands, 60), proc.log()
+            first['command'], first['log'] = len(external), proc.log()
+            assert peer.spin_until(lambda: len(external) > 50, 60), proc.log()
+            log = proc.log()
+            r = np.array([m.effort for m in external[-20:]])
+            assert np.abs(r).max() < 1e-6, r
+            if run == 'fresh':
+                assert first['command'] == 0, 'external torques before the first command'
+                assert 'compiling it in a separate process' in first['log'], first['log']
+                assert 'kernels for mode gravity ready' in first['log'], first['log']
+                assert 'observer: kernel ready' in log and 'failed' not in log, log
+            else:
+                assert 'kernels for mode gravity and the observer ready' in log, log
+                assert 'separate process' not in log, log
+        finally:
+            stop(proc, peer)
 
 
 @pytest.mark.parametrize('name', ['feedforward_node', 'simulator_node'])

@@ -31,6 +31,11 @@ its branches pruned, as the gravity kernel (bias torques pass qdd = 0; no f_ext 
 environment applies to the body.
 Batches loop over a leading axis in compiled code.
 """
+import subprocess
+import sys
+import threading
+import time
+
 import numpy as np
 from numba import njit, types
 from numba.core.registry import CPUDispatcher as Dispatcher
@@ -542,6 +547,59 @@ def compile_kernels(names=None):
             kernel = globals()[name] = njit([signature], cache=True)(fn)
         out.append(kernel)
     return out
+
+
+def load_cached(names):
+    """
+    Load those of the entry points ``names`` that numba's cache holds; return the others.
+
+    Nothing compiles here: an entry point missing from the cache (a fresh install) is returned
+    for the caller to compile now, or elsewhere with ``compile_in_background``.
+    """
+    missing = []
+    for name in names:
+        if isinstance(globals()[name], Dispatcher):
+            continue
+        fn, signature = ENTRY_POINTS[name]
+        kernel = njit(cache=True)(fn)
+        try:    # numba's own first step in Dispatcher.compile (numba 0.5x-0.6x)
+            found = kernel._cache.load_overload(signature, kernel.targetctx) is not None
+        except AttributeError:      # numba's internals moved: treat it as not cached
+            found = False
+        if found:
+            compile_kernels([name])     # loads it (ms)
+        else:
+            missing.append(name)
+    return missing
+
+
+def compile_in_background(names, done):
+    """
+    Compile the entry points ``names`` in a child process, then load them here from the cache.
+
+    Compiling in this process, even on another thread, holds the GIL for up to 0.27 s at a time
+    (measured): a control loop would stall. The child fills numba's cache on the other core; a
+    thread here waits for it and loads the kernels (ms; it compiles them itself only if the
+    child failed or the cache is not writable). Then ``done(seconds, error)`` is called on that
+    thread, ``error`` the child's last words or None. Returns the child (``Popen``): kill it
+    to abandon (``done`` is then not called).
+    """
+    t0 = time.monotonic()
+    child = subprocess.Popen(
+        [sys.executable, '-c', f'import sys; from {__name__} import compile_kernels; '
+                               f'compile_kernels(sys.argv[1:])', *names],
+        stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+    def wait():
+        _, err = child.communicate()
+        if child.returncode < 0:    # killed: abandoned
+            return
+        error = (err.decode(errors='replace').strip().splitlines() or ['?'])[-1] \
+            if child.returncode else None
+        compile_kernels(names)
+        done(time.monotonic() - t0, error)
+    threading.Thread(target=wait, name='compile ' + ' '.join(names), daemon=True).start()
+    return child
 
 
 @njit(cache=True, inline='always')

@@ -51,6 +51,7 @@ from ..control import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints, pa
                        unknown_joint_keys)
 from ..control import REACTIONS, MomentumObserver, over_threshold, per_joint
 from ..dynamics import RobotModel, compile_kernels, gravity_torques
+from ..dynamics.kernels import compile_in_background, load_cached
 from .common import (STARTED, DescriptionSource, Throttle, coerce_numbers, declare, log_at,
                      loop_node, run_node, usage)
 
@@ -140,6 +141,7 @@ INTERFACES = (
     'effort_limits.<joint> (float, the URDF limit)')
 
 TORQUE_SOURCES = ('auto', 'measured', 'commanded')
+OBSERVER_KERNELS = ['momentum_beta_one']        # what MomentumObserver.update runs
 SCALINGS = ('off', 'reject', 'scale')
 JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 
@@ -206,6 +208,9 @@ class FeedforwardNode(Node):
             raise SystemExit(f'[{NODE_NAME}] invalid parameter: {problem}')
 
         self.observer, self.thresholds = None, None
+        # the observer runs once its kernel is loaded; on a fresh install it compiles in a child
+        # process (compile_in_background) while the commands flow
+        self.observer_ready, self.observer_compiling = False, None
         self.watched = False            # any collision threshold > 0
         self._observed = None             # the time of the observer's last sample
         self.efforts = self.effort_seen = self.motor = None     # model order
@@ -245,6 +250,8 @@ class FeedforwardNode(Node):
             self.create_timer(1.0 / self.values['rate'], self._on_rate, clock=self._steady)
 
     def destroy_node(self):
+        if self.observer_compiling is not None and self.observer_compiling.poll() is None:
+            self.observer_compiling.kill()
         self.loop_node.destroy_node()
         return super().destroy_node()
 
@@ -280,6 +287,7 @@ class FeedforwardNode(Node):
         thresholds = per_joint(v['collision.thresholds'], n, 'collision.thresholds')
         if not v['observer.enabled']:
             return None, thresholds
+        self._observer_kernel()         # loaded, or compiling elsewhere from now on
         if old is not None and np.array_equal(old.model._model, ctrl.model._model) and \
                 np.array_equal(old.gain, gain):
             old.max_interval = v['state_timeout']
@@ -324,6 +332,7 @@ class FeedforwardNode(Node):
             for problem in unknown_joint_keys(model, names, prefix[:-1]):
                 log.error(f'ignoring parameter {problem}')
         values = self.values
+        t = time.monotonic()
         try:
             payload_model(model, self._payload(values))
         except ValueError as e:
@@ -360,11 +369,11 @@ class FeedforwardNode(Node):
                      f'; armature {ctrl.base_model.armature.tolist()} (kg m^2 or kg)'
                      if v['armature'] else ''))
         # what the first command needs, compiled now (or loaded from numba's cache: ms); the
-        # rest (another mode, the services) on first use
-        t = time.monotonic()
-        compile_kernels(['gravity_one'] + (['rnea_one'] if ctrl.mode != 'gravity' else []) +
-                        (['momentum_beta_one'] if observer is not None else []))
-        log.info(f'kernels for mode {ctrl.mode}' + (' and the observer' if observer else '') +
+        # observer's kernel loaded from the cache, or compiled meanwhile in a child process (see
+        # _observer); the rest (another mode, the services) on first use
+        observer_now = observer is not None and self.observer_ready     # see _observer
+        compile_kernels(['gravity_one'] + (['rnea_one'] if ctrl.mode != 'gravity' else []))
+        log.info(f'kernels for mode {ctrl.mode}' + (' and the observer' if observer_now else '') +
                  f' ready in {time.monotonic() - t:.2f} s; {time.monotonic() - STARTED:.2f} s '
                  f'since the start of the process')
 
@@ -450,7 +459,7 @@ class FeedforwardNode(Node):
             self.gaps.append(now - self.last_update)
         self.last_update = now
         self.state_stamp = msg.header.stamp
-        if self.observer is not None and not ctrl.missing_joints():
+        if self.observer is not None and self.observer_ready and not ctrl.missing_joints():
             # before the command (what acted up to this state is the last one sent): run after
             # it, the estimate competes for the CPU with the driver reading the command
             self._observe(msg.header.stamp, self.motor)
@@ -465,6 +474,37 @@ class FeedforwardNode(Node):
         self.effort_seen[model_idx[ok]] = True
 
     # ---- the observer and collisions ----------------------------------------------------------
+    def _observer_kernel(self):
+        """
+        Whether the observer's kernel is loaded; if not, start compiling it (once) elsewhere.
+
+        Compiling it here would hold up the commands (3.5 s on a fresh install; on another
+        thread the GIL stalls them up to 0.27 s at a time): a child process compiles it into
+        numba's cache while this one commands, and the observer starts when it is loaded.
+        """
+        if not self.observer_ready and self.observer_compiling is None:
+            if not load_cached(OBSERVER_KERNELS):
+                self.observer_ready = True
+            else:
+                self.observer_compiling = compile_in_background(OBSERVER_KERNELS,
+                                                                self._on_observer_compiled)
+                self.get_logger().info(
+                    'observer: its kernel is not in numba\'s cache (a first start after an '
+                    'install): compiling it in a separate process; external torques and '
+                    'collision detection start when it is ready')
+        return self.observer_ready
+
+    def _on_observer_compiled(self, seconds, error):
+        with self.lock:
+            self.observer_ready = True
+            if error:
+                self.get_logger().warning(
+                    f'observer: compiling its kernel in a separate process failed ({error}); '
+                    f'compiled here instead, {seconds:.1f} s after it was needed')
+            else:
+                self.get_logger().info(f'observer: kernel ready {seconds:.1f} s after it was '
+                                       f'needed; external torques from the next joint_states on')
+
     def _observe(self, stamp, motor):
         """
         Update the external-torque estimate with this state; detect and react to collisions.
