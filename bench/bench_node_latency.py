@@ -57,6 +57,7 @@ from benchlib import PANDA_JOINTS as JOINTS, PANDA_URDF, interrupt, read_urdf  #
 
 ECHO = textwrap.dedent('''
     import rclpy
+    from rclpy.executors import ExternalShutdownException
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState
     from std_msgs.msg import Float64MultiArray
@@ -74,8 +75,8 @@ ECHO = textwrap.dedent('''
     print('ready', flush=True)
     try:
         rclpy.spin(node)
-    except KeyboardInterrupt:       # the bench stops it with SIGINT
-        pass
+    except (KeyboardInterrupt, ExternalShutdownException):   # the bench's SIGINT: rclpy's
+        pass                                                # handler shut it down, or this
 ''')
 
 
