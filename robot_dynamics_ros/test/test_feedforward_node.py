@@ -109,13 +109,23 @@ class Arm:
             self.proc.log()[-1500:]
 
     def monitored(self):
-        """Return the newest ~/torques message that goes with the newest command."""
+        """
+        Return the newest ~/torques message that goes with the newest command.
+
+        It must be stamped with the peer's simulated time: one the node computed before that
+        clock reached it samples the trajectory elsewhere (seen in CI after a 0.1 s stall).
+        """
         peer = self.peer
 
         def ok():
-            return (peer.torques and peer.commands and len(peer.torques[-1].position)
-                    and np.allclose(peer.torques[-1].effort, peer.commands[-1], atol=1e-12))
-        assert peer.spin_until(ok, 5.0), 'no ~/torques message with the desired state'
+            if not (peer.torques and peer.commands and len(peer.torques[-1].position)):
+                return False
+            m = peer.torques[-1]
+            stamp = m.header.stamp.sec + m.header.stamp.nanosec * 1e-9
+            return (abs(stamp - peer.sim_time) < 1e-6
+                    and np.allclose(m.effort, peer.commands[-1], atol=1e-12))
+        assert peer.spin_until(ok, 5.0), \
+            f'no ~/torques message at t={peer.sim_time} with the desired state'
         return peer.torques[-1]
 
     def set(self, **values):
