@@ -18,13 +18,15 @@ Speed of the ABA simulator: free-running steps per second, and real time in ROS 
     bash scripts/dev.sh run python bench/bench_simulator.py [--seconds 10]
 
 1. Free-running (no ROS), panda (9 joints), dt = 1 ms, zero torque, position limits off (no
-   contact: the compiled step alone): steps per second and the real-time factor they allow, with
-   each integrator; then with the limits and friction active (Coulomb 0.5 N m, damping 0.5 on
-   every joint, from the start pose). Targets: >= 300x real time with limits and friction,
-   >= 50x with rk4. Then with the limits active: panda dropped from its start pose (zero
-   clamped into its limits) with zero torque for 5 s, onto its stops (impacts, joints resting on
-   a stop), and z1, whose URDF adds friction and damping on every joint (stiction, sticking
-   joints solved with the stops).
+   contact): steps per second and the real-time factor they allow, with each integrator, for
+   ``Simulator.run`` (the steps in one compiled loop: the free-running figure) and for
+   ``Simulator.step`` called per step (a Python controller in the loop); then with the limits
+   and friction active (Coulomb 0.5 N m, damping 0.5 on every joint, from the start pose).
+   Targets (run): >= 300x real time with limits and friction, >= 50x with rk4. Then, with
+   ``step`` and the limits active: panda dropped from its start pose (zero clamped into its
+   limits) with zero torque for 5 s, onto its stops (impacts, joints resting on a stop), and
+   z1, whose URDF adds friction and damping on every joint (stiction, sticking joints solved
+   with the stops).
 2. simulator_node on panda at timestep 1 ms, publish_rate 1000 Hz, real_time_factor 1,
    publish_clock true, damping 2 N m s/rad, hold_until_command false (no controller: the arm
    falls), for --seconds: joint_states received per wall second and simulated time over wall
@@ -49,20 +51,30 @@ from robot_dynamics_ros.simulation import Simulator  # noqa: E402
 from benchlib import PANDA, erd_urdf  # noqa: E402
 
 
+def timed(sim, tau, steps, how):
+    """Return the steps per second of ``steps`` steps: one ``run`` call, or ``step`` in a loop."""
+    t = time.perf_counter()
+    if how == 'run':
+        sim.run(tau, steps)
+    else:
+        for _ in range(steps):
+            sim.step(tau)
+    return steps / (time.perf_counter() - t)
+
+
 def free_running(integrator, steps):
+    """Panda, limits off, no friction: best of 3 (steps/s with ``run``, with ``step``)."""
     model = RobotModel.from_urdf_file(PANDA)
     sim = Simulator(model, dt=1e-3, integrator=integrator, q0=np.full(model.n, 0.1),
                     max_velocity=1e9, position_limits=False)
     tau = np.zeros(model.n)
-    sim.step(tau)
-    best = 0.0
+    sim.run(tau, 2)
+    best = {}
     for _ in range(3):
-        t = time.perf_counter()
-        for _ in range(steps):
-            sim.step(tau)
-        best = max(best, steps / (time.perf_counter() - t))
-        sim.reset(np.full(model.n, 0.1))
-    return best
+        for how in ('run', 'step'):
+            sim.reset(np.full(model.n, 0.1))
+            best[how] = max(best.get(how, 0.0), timed(sim, tau, steps, how))
+    return best['run'], best['step']
 
 
 def with_limits_and_friction(steps):
@@ -71,7 +83,8 @@ def with_limits_and_friction(steps):
 
     From the start pose (zero clamped into the limits, + 0.01 rad), zero torque, Coulomb
     friction 0.5 N m and damping 0.5 N m s/rad on every joint: the arm falls through its range
-    onto its stops, with stiction where it comes to rest. Best of 3 runs of ``steps``.
+    onto its stops, with stiction where it comes to rest. Best of 3 runs of ``steps``: (steps/s
+    with ``run``, with ``step``).
     """
     from robot_dynamics_ros.simulation import initial_pose
     model = RobotModel.from_urdf_file(PANDA)
@@ -79,15 +92,13 @@ def with_limits_and_friction(steps):
     lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
     q0 = np.clip(q0 + 0.01, lo, hi)
     tau = np.zeros(model.n)
-    best = 0.0
+    best = {}
     for _ in range(3):
-        sim = Simulator(model, dt=1e-3, q0=q0, damping=[0.5] * model.n,
-                        friction=[0.5] * model.n)
-        t = time.perf_counter()
-        for _ in range(steps):
-            sim.step(tau)
-        best = max(best, steps / (time.perf_counter() - t))
-    return best
+        for how in ('run', 'step'):
+            sim = Simulator(model, dt=1e-3, q0=q0, damping=[0.5] * model.n,
+                            friction=[0.5] * model.n)
+            best[how] = max(best.get(how, 0.0), timed(sim, tau, steps, how))
+    return best['run'], best['step']
 
 
 def dropped(urdf, seconds=5.0):
@@ -149,17 +160,21 @@ def main():
     ap.add_argument('--seconds', type=float, default=10.0)
     ap.add_argument('--steps', type=int, default=5000)
     args = ap.parse_args()
-    print('free-running, panda, dt = 1 ms:')
+    print(f'free-running, panda, dt = 1 ms, {args.steps} steps: Simulator.run (the steps in one '
+          f'compiled loop) and Simulator.step called from Python per step (what a controller in '
+          f'the loop, or simulator_node, does)')
     for integrator in ('semi_implicit_euler', 'rk4'):
-        rate = free_running(integrator, args.steps)
-        print(f'  {integrator:<20} {rate:9.0f} steps/s = {rate / 1000:6.1f}x real time '
+        rate, stepped = free_running(integrator, args.steps)
+        print(f'  {integrator:<20} run {rate / 1000:6.1f}x real time, step {stepped / 1000:6.1f}x '
               f'(limits off, no friction)')
         if integrator == 'rk4':
-            print(f'[target] simulator, panda free-running with rk4: {rate / 1000:.1f}x real time '
-                  f'(target >= 50x) ' + ('met' if rate >= 50e3 else 'MISSED'))
-    rate = with_limits_and_friction(args.steps)
+            print(f'[target] simulator, panda free-running with rk4 (run): {rate / 1000:.1f}x '
+                  f'real time (target >= 50x) ' + ('met' if rate >= 50e3 else 'MISSED'))
+    rate, stepped = with_limits_and_friction(args.steps)
+    print(f'  semi_implicit_euler with joint limits and friction: step {stepped / 1000:6.1f}x '
+          f'real time')
     print(f'[target] simulator, panda free-running with joint limits and friction active '
-          f'(semi_implicit_euler): {rate / 1000:.1f}x real time (target >= 300x) '
+          f'(semi_implicit_euler, run): {rate / 1000:.1f}x real time (target >= 300x) '
           + ('met' if rate >= 300e3 else 'MISSED'))
     z1 = erd_urdf('z1_description/urdf/z1.urdf')
     for name, urdf in (('panda', PANDA), ('z1', z1)):

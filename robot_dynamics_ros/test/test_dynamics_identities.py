@@ -60,6 +60,26 @@ def test_aba_inverts_rnea(robot):
                                    rtol=1e-8, atol=1e-8)
 
 
+def test_handc_gives_crba_and_the_rnea_bias_with_external_wrenches(robot):
+    """The simulator's HandC: H = crba(q), C = rnea(q, qd, 0, f_ext), so tau = H qdd + C."""
+    from robot_dynamics_ros.dynamics.kernels import HandC, rnea_one
+    _, _, m = robot
+    rng = np.random.default_rng(7)
+
+    def id_(q, qd, qdd, f_ext):         # the RNEA kernel with body wrenches (n, 6)
+        tau = np.empty(m.n)
+        rnea_one(m._model, m._ws, q, qd, qdd, f_ext, tau)
+        return tau
+    for q, qd, qdd in zip(*states(m)):
+        f_ext = rng.normal(size=(m.n, 6))
+        H, C = np.zeros((m.n, m.n)), np.zeros(m.n)
+        HandC(m._model, m._ws, q, qd, f_ext, H, C)
+        np.testing.assert_allclose(H, crba(m, q), rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(C, id_(q, qd, np.zeros(m.n), f_ext), rtol=1e-12, atol=1e-12)
+        assert np.abs(C - id_(q, qd, np.zeros(m.n), 0 * f_ext)).max() > 1e-3    # f_ext counts
+        np.testing.assert_allclose(H @ qdd + C, id_(q, qd, qdd, f_ext), rtol=1e-9, atol=1e-9)
+
+
 def test_rnea_without_acceleration_is_bias(robot):
     _, _, m = robot
     Q, QD, _ = states(m)

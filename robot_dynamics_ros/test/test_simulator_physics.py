@@ -194,6 +194,64 @@ def test_blow_up_stops_and_keeps_the_last_valid_state():
     assert np.all(np.isfinite(sim.q)) and np.abs(sim.qd).max() <= 50.0
 
 
+@pytest.mark.parametrize('integrator', ['semi_implicit_euler', 'rk4'])
+def test_run_is_step_repeated(integrator):
+    # panda from its start pose with friction, damping, its stops and a torque per step that
+    # swings it into them: run() gives exactly the states step() gives, and leaves the same
+    from robot_dynamics_ros.simulation import initial_pose
+    model = RobotModel.from_urdf(robot_urdf('panda'))
+    q0, _ = initial_pose(model, model.joint_names)
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    taus = np.random.default_rng(3).normal(size=(1500, model.n)) * 8.0
+    sims = [Simulator(model, dt=1e-3, integrator=integrator, q0=np.clip(q0 + 0.01, lo, hi),
+                      damping=0.3, friction=0.4, static_friction=0.6) for _ in range(2)]
+    stepped = np.array([np.concatenate(sims[0].step(tau)) for tau in taus])
+    qs, qds = sims[1].run(taus)
+    assert np.array_equal(np.hstack([qs, qds]), stepped)
+    a, b = sims
+    assert a.t == pytest.approx(b.t) and b.t == pytest.approx(1.5)
+    for field in ('q', 'qd', 'applied', 'stop_torque', 'impulse'):
+        assert np.array_equal(getattr(a, field), getattr(b, field)), field
+    # the run went through every path: impacts, joints resting on a stop, stiction
+    on_stop = (qs == lo) | (qs == hi)
+    stuck = (qds == 0.0) & ~on_stop
+    assert on_stop.any(axis=1).sum() > 100 and stuck.sum() > 10
+    assert np.abs(b.impulse).max() > 0 or np.any(np.diff(on_stop.astype(int), axis=0) > 0)
+    # a constant torque for a number of steps, and on from where it stopped
+    qs2, _ = a.run(np.zeros(model.n), steps=10)
+    for _ in range(10):
+        b.step(np.zeros(model.n))
+    assert qs2.shape == (10, model.n) and np.array_equal(qs2[-1], b.q)
+
+
+def test_run_stops_at_a_divergence_with_the_last_valid_state():
+    model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+    sims = [Simulator(model, dt=1e-3, q0=[0.0, 0.0], effort_limits=False, max_velocity=50.0)
+            for _ in range(2)]
+    steps = 0
+    with pytest.raises(SimulationDiverged, match='joint') as stepped:
+        for steps in range(1000):
+            sims[0].step([1e5, -1e5])
+    with pytest.raises(SimulationDiverged, match='joint') as ran:
+        sims[1].run([1e5, -1e5], steps=1000)
+    assert str(ran.value) == str(stepped.value)
+    assert np.array_equal(sims[0].q, sims[1].q) and np.array_equal(sims[0].qd, sims[1].qd)
+    assert sims[1].t == pytest.approx(steps * 1e-3) and np.abs(sims[1].qd).max() <= 50.0
+
+
+def test_run_refuses_torques_of_the_wrong_shape():
+    model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+    sim = Simulator(model, dt=1e-3)
+    for tau, steps, match in (([0.0, 0.0], None, 'give steps'),
+                              (np.zeros((5, 2)), 4, '5 rows of torques for 4 steps'),
+                              (np.zeros((5, 3)), None, 'run takes 2 joint torques'),
+                              ([0.0, 0.0, 0.0], 3, 'run takes 2 joint torques'),
+                              ([0.0, 0.0], 0, 'steps must be >= 1')):
+        with pytest.raises(ValueError, match=match):
+            sim.run(tau, steps)
+    assert sim.t == 0.0 and sim.q.tolist() == [0.0, 0.0]
+
+
 def test_effort_limits_clamp_the_input():
     model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
     sim = Simulator(model, dt=1e-3, q0=[0.0, 0.0])

@@ -193,11 +193,32 @@ def ID(model, ws, q, qd, qdd, f_ext, tau):
 def HandC_H(model, ws, q, H):
     """H(q), the joint-space mass matrix, by the composite-rigid-body algorithm (``HandC.m``)."""
     n = H.shape[0]
-    parent, jtype, S, Xtree, axis, I, armature, _ = _model(model, n)
+    parent, jtype, S, Xtree, axis, _, _, _ = _model(model, n)
+    Xup = _ws_rnea(ws, n)[0]
+    for i in range(n):
+        jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])
+    _crba(model, ws, H)
+
+
+@njit(cache=True)
+def HandC(model, ws, q, qd, f_ext, H, C):
+    """
+    H(q) and the bias C(q, qd, f_ext) = ID(q, qd, 0, f_ext) together (``HandC.m``).
+
+    The RNEA's Xup serve the composite-rigid-body pass; tau = H qdd + C.
+    """
+    ID(model, ws, q, qd, None, f_ext, C)
+    _crba(model, ws, H)
+
+
+@njit(cache=True)
+def _crba(model, ws, H):
+    """Run the composite-rigid-body pass of ``HandC.m`` on the Xup already in ``ws``."""
+    n = H.shape[0]
+    parent, _, S, _, _, I, armature, _ = _model(model, n)
     Xup, _, _, fh, t = _ws_rnea(ws, n)
     IC = _view(ws, 30 * n + 12, (n, 4, 4))     # composite inertias, [Ibar h; h^T m] like I
     for i in range(n):
-        jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])
         for j in range(4):                                              # IC[i] = I[i]
             for k in range(4):
                 IC[i, j, k] = I[i, j, k]

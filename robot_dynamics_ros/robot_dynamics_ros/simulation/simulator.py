@@ -36,16 +36,16 @@ One ``step(tau)`` advances the state by ``dt``:
    -``restitution`` times the impact velocity, every lambda pushing inwards), so the impact
    reaches the whole arm and creates no energy; they are placed on the limit.
 
-Steps 1-4 run in compiled code (without friction, and away from the stops, in one call); the
-impacts of step 5 in numpy. A NaN/Inf or a velocity above ``max_velocity`` raises
-``SimulationDiverged`` and leaves the state at its last valid value. A model whose mass matrix
-is singular is refused at construction.
+A step is one call into compiled code; ``run(tau, steps)`` makes many steps in one (a torque
+profile or a free-running arm, with no Python between the steps). A NaN/Inf or a velocity
+above ``max_velocity`` raises ``SimulationDiverged`` and leaves the state at its last valid
+value. A model whose mass matrix is singular is refused at construction.
 """
 import numpy as np
 from numba import njit
 
-from ..dynamics import PRISMATIC, crba
-from ..dynamics.kernels import FDab, HandC_H
+from ..dynamics import PRISMATIC
+from ..dynamics.kernels import FDab, HandC
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 
@@ -86,6 +86,13 @@ def _semi_implicit_euler(model, ws, f_ext, q, qd, tau, extra, damping, effort, l
         applied[i] = min(max(tau[i], -effort[i]), effort[i])
         u[i] = applied[i] + extra[i] - damping[i] * qd[i]
     FDab(model, ws, q, qd, u, f_ext, qdd)
+    return _euler_update(q, qd, qdd, friction, v_eps, dt, lower, upper, vmax, q_new, qd_new)
+
+
+@njit(cache=True, inline='always')
+def _euler_update(q, qd, qdd, friction, v_eps, dt, lower, upper, vmax, q_new, qd_new):
+    """Update qd += dt qdd, then q += dt qd (the new qd); return as ``_checked``."""
+    n = q.shape[0]
     for i in range(n):
         qd_new[i] = qd[i] + dt * qdd[i]
         # Coulomb friction does not reverse a motion within a step: the joint stops
@@ -160,7 +167,7 @@ def _cholesky_solve(L, b, k):
         b[i] = s / L[i, i]
 
 
-STICKING, AT_LOWER, AT_UPPER, HELD = 1, 2, 4, 8
+STICKING, AT_LOWER, AT_UPPER, HELD, ACTIVE = 1, 2, 4, 8, 16
 
 
 @njit(cache=True)
@@ -169,14 +176,19 @@ def _resting_torques(model, ws, f_ext, q, qd, tau, fc, fs, eps, lower, upper, fr
     """
     Friction and stop torques (see ``Simulator.resting_torques``) in compiled code.
 
-    ``tau``: the applied torques with damping; ``w`` (5, n), ``mats`` (3, n, n) and ``ints``
-    (2, n) scratch; ``ints[0]`` ends with the joints held (stuck, or on a stop) marked ``HELD``.
-    Returns 0, or -1 when the mass matrix is not positive definite.
+    ``tau``: the applied torques with damping; ``w`` (8, n), ``mats`` (3, n, n) and ``ints``
+    (3, n) scratch; ``ints[0]`` ends with the joints held (stuck, or on a stop) marked ``HELD``.
+    With the held set S and the free joints F, M qdd + C = u + S^T lam and qdd_S = 0 give
+    M_FF qdd_F = r_F and lam = M_SF qdd_F - r_S (r = u - C): one factorization of M_FF, and
+    with every joint held none. With any candidate (a joint that may stick or rest on a stop)
+    the accelerations that go with the result are left in ``w[6]`` (zero at the held joints)
+    and it returns 1; 0 without a candidate (nothing computed), -1 when the mass matrix is not
+    positive definite.
     """
     n = q.shape[0]
-    lo, hi, qdd_free, u, lam = w[0], w[1], w[2], w[3], w[4]
-    M, Minv, A = mats[0], mats[1], mats[2]
-    kind, active = ints[0], ints[1]
+    lo, hi, C, r, x, lam, qdd, qdd_free = w[0], w[1], w[2], w[3], w[4], w[5], w[6], w[7]
+    M, LF, L = mats[0], mats[1], mats[2]
+    kind, active, free = ints[0], ints[1], ints[2]
     k = 0
     for i in range(n):
         friction[i] = stop[i] = 0.0
@@ -194,33 +206,38 @@ def _resting_torques(model, ws, f_ext, q, qd, tau, fc, fs, eps, lower, upper, fr
         if kind[i] & AT_UPPER:
             lo[i] = -np.inf
         if kind[i]:
+            kind[i] |= ACTIVE
             active[k] = i
             k += 1
-    factored, moved = False, True
-    while k > 0:
-        if moved:           # the accelerations without the active joints' torques
-            for i in range(n):
-                u[i] = tau[i] + friction[i]
-            FDab(model, ws, q, qd, u, f_ext, qdd_free)
-            moved = False
-        if not factored:
-            M[:, :] = 0.0
-            HandC_H(model, ws, q, M)
-            if not _cholesky(M, n):
-                return -1
-            for j in range(n):                          # Minv, column by column
-                lam[:] = 0.0
-                lam[j] = 1.0
-                _cholesky_solve(M, lam, n)
-                Minv[:, j] = lam
-            factored = True
-        # the torques lam that zero the active joints' accelerations: Minv[S, S] lam = -qdd[S]
+    if k == 0:
+        return 0
+    M[:, :] = 0.0
+    HandC(model, ws, q, qd, f_ext, M, C)
+    while True:
+        # the free joints' accelerations with the active ones held, and the torques holding them
+        nf = 0
+        for i in range(n):
+            r[i] = tau[i] + friction[i] - C[i]
+            qdd[i] = 0.0
+            if not kind[i] & ACTIVE:
+                free[nf] = i
+                nf += 1
+        for a in range(nf):
+            x[a] = r[free[a]]
+            for b in range(a + 1):
+                LF[a, b] = M[free[a], free[b]]
+        if nf and not _cholesky(LF, nf):
+            return -1
+        _cholesky_solve(LF, x, nf)
+        for a in range(nf):
+            qdd[free[a]] = x[a]
+        if k == 0:
+            return 1
         for a in range(k):
-            lam[a] = -qdd_free[active[a]]
-            for b in range(k):
-                A[a, b] = Minv[active[a], active[b]]
-        _cholesky(A, k)
-        _cholesky_solve(A, lam, k)
+            i = active[a]
+            lam[a] = -r[i]
+            for b in range(nf):
+                lam[a] += M[i, free[b]] * x[b]
         worst, leaves, inside = 0.0, -1, True
         for a in range(k):
             i = active[a]
@@ -238,20 +255,26 @@ def _resting_torques(model, ws, f_ext, q, qd, tau, fc, fs, eps, lower, upper, fr
                            min(lam[a], 0.0) if kind[i] & AT_UPPER else 0.0)
                 friction[i] = lam[a] - stop[i]
                 kind[i] |= HELD             # its acceleration is zero
-            return 0
+            return 1
         j = active[leaves]                  # the worst violation leaves the set
         for a in range(leaves, k - 1):
             active[a] = active[a + 1]
         k -= 1
+        kind[j] &= ~ACTIVE
         if kind[j] & STICKING:
             # slips: kinetic friction against the motion it starts (when the stop, if any,
-            # does not take the push)
+            # does not take the push); its direction: the acceleration with no joint held
+            for a in range(n):
+                qdd_free[a] = r[a]
+                for b in range(a + 1):
+                    L[a, b] = M[a, b]
+            if not _cholesky(L, n):
+                return -1
+            _cholesky_solve(L, qdd_free, n)
             direction = qdd_free[j]
             if (kind[j] & AT_LOWER and direction < 0) or (kind[j] & AT_UPPER and direction > 0):
                 continue
             friction[j] = -fc[j] * np.sign(direction)
-            moved = True
-    return 0
 
 
 @njit(cache=True)
@@ -273,6 +296,208 @@ def _hold(q, q_new, qd_new, held, lower, upper, vmax):
         # whatever still lies beyond a limit (rounding, RK4's positions) is put back on it
         q_new[i] = min(max(q_new[i], lower[i]), upper[i])
     return _checked(q_new, qd_new, lower, upper, vmax)
+
+
+@njit(cache=True)
+def _impacts(model, ws, f_ext, q, qd, qd_new, lower, upper, dt, e, v, impulse, hit, is_lower, S,
+             lam, C, mats):
+    """
+    Resolve the impacts of joints that would pass a limit moving outwards (``Simulator.step``).
+
+    Fills ``v`` (the velocities after the impacts), ``impulse`` (the generalized impulse),
+    ``hit`` (1: the joint was stopped) and ``is_lower`` (1: at its lower limit). The impulse
+    M^-1 S^T lambda sets the hit joints' velocities to -e times their impact velocities,
+    solved jointly; an impulse that would pull a joint outwards is dropped (the largest first),
+    and joints that the impulse sends through their own limit join the set. ``M`` of ``model``
+    (the true one: no implicit damping), by ``HandC`` as the resting torques (one kernel to
+    compile; its bias ``C`` is not needed here). Returns 0, or -1 when M is not positive
+    definite.
+    """
+    n = q.shape[0]
+    M, Minv, A = mats[0], mats[1], mats[2]
+    for i in range(n):
+        trial = q[i] + dt * qd_new[i]
+        hit[i] = (trial < lower[i] and qd_new[i] < 0) or (trial > upper[i] and qd_new[i] > 0)
+        is_lower[i] = trial < lower[i] or q[i] <= lower[i]
+        v[i], impulse[i] = qd_new[i], 0.0
+    M[:, :] = 0.0
+    HandC(model, ws, q, qd, f_ext, M, C)
+    if not _cholesky(M, n):
+        return -1
+    for j in range(n):
+        lam[:] = 0.0
+        lam[j] = 1.0
+        _cholesky_solve(M, lam, n)
+        Minv[:, j] = lam
+    for _ in range(4 * n + 4):
+        k = 0
+        for i in range(n):
+            if hit[i]:
+                S[k] = i
+                k += 1
+        if k == 0:
+            for i in range(n):
+                v[i], impulse[i] = qd_new[i], 0.0
+            break
+        for a in range(k):
+            lam[a] = -(1.0 + e) * qd_new[S[a]]
+            for b in range(k):
+                A[a, b] = Minv[S[a], S[b]]
+        _cholesky(A, k)
+        _cholesky_solve(A, lam, k)
+        drop, largest = -1, 0.0
+        for a in range(k):
+            pulling = lam[a] < 0 if is_lower[S[a]] else lam[a] > 0
+            if pulling and abs(lam[a]) > largest:
+                drop, largest = a, abs(lam[a])
+        if drop >= 0:
+            hit[S[drop]] = 0
+            continue
+        for i in range(n):
+            impulse[i] = 0.0
+            v[i] = qd_new[i]
+        for a in range(k):
+            impulse[S[a]] = lam[a]
+            for i in range(n):
+                v[i] += Minv[i, S[a]] * lam[a]
+        more = False
+        for i in range(n):
+            trial = q[i] + dt * v[i]
+            if not hit[i] and ((trial < lower[i] and v[i] < 0) or (trial > upper[i] and v[i] > 0)):
+                hit[i] = 1
+                more = True
+        if not more:
+            break
+        for i in range(n):
+            if q[i] + dt * v[i] < lower[i]:
+                is_lower[i] = 1
+    return 0
+
+
+# rows of Simulator._params (per joint) and _consts
+DAMPING, EFFORT, LOWER, UPPER, FC, FS, VMAX, NO_VMAX = range(8)
+V_EPS, DT, RESTITUTION, FRICTIONLESS = range(4)
+# rows of the per-step results (``last``) and of the scratch
+APPLIED, FRICTION, STOP, IMPULSE = range(4)
+Q, QD, U, REST_TAU, EXTRA, QD_HIT, LAM, RW, QDD = 0, 1, 2, 3, 4, 5, 6, 7, 15
+NOT_POSITIVE = -2
+
+
+@njit(cache=True, inline='always')
+def _integrate(fd, fd_ws, f_ext, q, qd, tau, extra, params, consts, vmax, applied, u, qdd, k,
+               q_new, qd_new):
+    """
+    Run the integrator: semi-implicit Euler when ``k`` is None, else RK4 with ``k`` its stages.
+
+    ``k is None`` is known when numba compiles: a simulator compiles only its own integrator.
+    """
+    if k is None:
+        return _semi_implicit_euler(fd, fd_ws, f_ext, q, qd, tau, extra, params[DAMPING],
+                                    params[EFFORT], params[LOWER], params[UPPER], params[FC],
+                                    consts[V_EPS], vmax, consts[DT], applied, u, qdd, q_new,
+                                    qd_new)
+    return _rk4(fd, fd_ws, f_ext, q, qd, tau, extra, params[DAMPING], params[EFFORT],
+                params[LOWER], params[UPPER], params[FC], consts[V_EPS], vmax, consts[DT],
+                applied, u, k, q_new, qd_new)
+
+
+@njit(cache=True)
+def _step(fd, fd_ws, model, ws, f_ext, q, qd, tau, params, consts, q_new, qd_new, last,
+          scratch, k, mats, ints):
+    """
+    Make one whole step (see ``Simulator.step``).
+
+    Returns 0, 1 + the first joint whose state is NaN/Inf or too fast, or NOT_POSITIVE (the
+    mass matrix). ``fd``: the model the integrator and the resting torques use (semi-implicit
+    Euler: with the implicit damping in its armature), ``model``: the true one, for the
+    impacts. ``k``: None (semi-implicit Euler) or the stages of RK4 (see ``_integrate``).
+    """
+    n = q.shape[0]
+    damping, effort, lower, upper = params[DAMPING], params[EFFORT], params[LOWER], params[UPPER]
+    fc, fs, vmax, no_vmax = params[FC], params[FS], params[VMAX], params[NO_VMAX]
+    v_eps, dt, e = consts[V_EPS], consts[DT], consts[RESTITUTION]
+    applied, friction, stop, impulse = last[APPLIED], last[FRICTION], last[STOP], last[IMPULSE]
+    u, extra, qdd = scratch[U], scratch[EXTRA], scratch[QDD]
+    for i in range(n):
+        friction[i] = stop[i] = impulse[i] = extra[i] = 0.0
+    if consts[FRICTIONLESS] != 0.0:
+        # the common case in one pass: no friction, no joint pushed into a limit
+        status = _integrate(fd, fd_ws, f_ext, q, qd, tau, extra, params, consts, vmax, applied,
+                            u, qdd, k, q_new, qd_new)
+        if status >= 0:
+            return status
+    # friction and stops: the resting torques, the integrator, the held joints
+    rest_tau = scratch[REST_TAU]
+    for i in range(n):
+        rest_tau[i] = min(max(tau[i], -effort[i]), effort[i]) - damping[i] * qd[i]
+    factored = _resting_torques(fd, fd_ws, f_ext, q, qd, rest_tau, fc, fs, v_eps, lower,
+                                upper, friction, stop, scratch[RW:RW + 8], mats, ints[0:3])
+    if factored < 0:
+        return NOT_POSITIVE
+    for i in range(n):
+        extra[i] = friction[i] + stop[i]
+    if k is None and factored:
+        # Euler: the accelerations came with the resting torques (what FDab would give again)
+        for i in range(n):
+            applied[i] = min(max(tau[i], -effort[i]), effort[i])
+        status = _euler_update(q, qd, scratch[RW + 6], fc, v_eps, dt, lower, upper, no_vmax,
+                               q_new, qd_new)
+    else:
+        status = _integrate(fd, fd_ws, f_ext, q, qd, tau, extra, params, consts, no_vmax,
+                            applied, u, qdd, k, q_new, qd_new)
+    if status <= 0:
+        status = _hold(q, q_new, qd_new, ints[0], lower, upper, vmax)
+    if status != -1:
+        return status
+    # impacts: joints that would pass a limit moving outwards
+    qd_hit = scratch[QD_HIT]
+    qd_hit[:] = qd_new
+    hit, is_lower = ints[3], ints[4]
+    if _impacts(model, ws, f_ext, q, qd, qd_hit, lower, upper, dt, e, qd_new, impulse, hit,
+                is_lower, ints[5], scratch[LAM], scratch[RW + 2], mats) < 0:
+        return NOT_POSITIVE
+    for i in range(n):
+        if k is None:
+            q_new[i] = q[i] + dt * qd_new[i]        # Euler: from the velocities after impact
+        if hit[i]:
+            q_new[i] = lower[i] if is_lower[i] else upper[i]
+        # whatever still lies beyond a limit (rounding, RK4's positions) is put back on it
+        if q_new[i] < lower[i]:
+            q_new[i] = lower[i]
+            qd_new[i] = max(qd_new[i], 0.0)
+        elif q_new[i] > upper[i]:
+            q_new[i] = upper[i]
+            qd_new[i] = min(qd_new[i], 0.0)
+    for i in range(n):
+        if not (np.isfinite(q_new[i]) and np.isfinite(qd_new[i])) or abs(qd_new[i]) > vmax[i]:
+            return 1 + i
+    return 0
+
+
+@njit(cache=True)
+def _run(fd, fd_ws, model, ws, f_ext, q0, qd0, taus, params, consts, qs, qds, last, scratch,
+         k, mats, ints):
+    """
+    Make ``len(qs)`` steps from (q0, qd0).
+
+    Step s applies ``taus[s]`` (``taus[0]`` throughout when it has one row) and leaves its state
+    in qs[s], qds[s].
+
+    Returns (status, steps done): status as ``_step``; on a failure in step s, qs[s] and qds[s]
+    hold the failed step's values and s steps are done.
+    """
+    n = q0.shape[0]
+    q, qd = scratch[Q], scratch[QD]
+    for i in range(n):
+        q[i], qd[i] = q0[i], qd0[i]
+    for s in range(qs.shape[0]):
+        status = _step(fd, fd_ws, model, ws, f_ext, q, qd, taus[s if taus.shape[0] > 1 else 0],
+                       params, consts, qs[s], qds[s], last, scratch, k, mats, ints)
+        if status != 0:
+            return status, s
+        for i in range(n):
+            q[i], qd[i] = qs[s, i], qds[s, i]
+    return 0, qs.shape[0]
 
 
 class Simulator:
@@ -321,33 +546,31 @@ class Simulator:
         self._fd = (model.with_armature(model.armature + self.dt * self.damping)
                     if integrator == 'semi_implicit_euler' and np.any(self.damping > 0)
                     else model)
-        self._frictionless = not np.any(self.static_friction > 0)
         self._rk4 = integrator == 'rk4'
-        self._kernel = _rk4 if self._rk4 else _semi_implicit_euler
-        # the kernels' scratch: the stages' velocities and accelerations (rk4), qdd (Euler)
-        self._k = np.zeros((8, n))
-        self._scratch = self._k if self._rk4 else self._k[4]
-        self._rw, self._rmats = np.zeros((5, n)), np.zeros((3, n, n))
-        self._rints = np.zeros((2, n), dtype=np.int64)
-        self._no_vmax = np.full(n, np.inf)      # the general path checks speeds after impacts
-        self._no_torque = np.zeros(n)
-        self._u = np.zeros(n)
+        # what the compiled step takes: per joint ``_params`` (rows DAMPING..NO_VMAX) and
+        # ``_consts``; its scratch (the stages of rk4, the resting torques' and the impacts'
+        # vectors and matrices)
+        self._params = np.array([self.damping, self.effort, self.lower, self.upper,
+                                 self.friction, self.static_friction, self.max_velocity,
+                                 np.full(n, np.inf)])
+        self._consts = np.array([v_eps, self.dt, self.restitution,
+                                 float(not np.any(self.static_friction > 0))])
+        self._scratch = np.zeros((QDD + 1, n))
+        self._k = np.zeros((8, n)) if self._rk4 else None
+        self._mats = np.zeros((3, n, n))
+        self._ints = np.zeros((6, n), dtype=np.int64)
         self.wrenches = {}                  # link -> [fx, fy, fz, tx, ty, tz] in the link frame
         self._f_ext = np.zeros((n, 6))      # the same as body wrenches, as the kernels take them
         self._warm_up()
 
     def _warm_up(self):
         """
-        Run both compiled paths once on the start state, keeping nothing.
+        Run the compiled step once on the start state, keeping nothing.
 
-        They compile (or load from the numba cache) now, not at the first stop or stiction in
-        the middle of a run.
+        It compiles (or loads from the numba cache) now, not in the first step of a run.
         """
-        applied, q_new, qd_new, friction, stop = (np.empty(self.model.n) for _ in range(5))
-        self._integrate(self._no_torque, self._no_torque, self.max_velocity, applied, q_new,
-                        qd_new)
-        self._resting(self.q, self.qd, self._no_torque, friction, stop)
-        _hold(self.q, q_new, qd_new, self._rints[0], self.lower, self.upper, self.max_velocity)
+        n = self.model.n
+        self._kernel(np.zeros((1, n)), np.empty((1, n)), np.empty((1, n)), np.empty((4, n)))
 
     def set_wrench(self, link, wrench):
         """
@@ -394,107 +617,75 @@ class Simulator:
         m = self._fd
         if _resting_torques(m._model, m._ws, self._f_ext, q, qd, tau, self.friction,
                             self.static_friction, self.v_eps, self.lower, self.upper, friction,
-                            stop, self._rw, self._rmats, self._rints) < 0:
+                            stop, self._scratch[RW:RW + 8], self._mats, self._ints[0:3]) < 0:
             self._not_positive()
 
-    def _impacts(self, q, qd_new):
-        """
-        Return (velocities after the impacts, impulse, joints hit, which hit their lower limit).
-
-        The joints that would pass a limit moving outwards get the generalized impulse
-        M^-1 S^T lambda that sets their velocities to -restitution times their impact velocity,
-        solved jointly; an impulse that would pull a joint outwards is dropped, and joints that
-        the impulse sends through their own limit join the set.
-        """
-        dt, e = self.dt, self.restitution
-        lower, upper = self.lower, self.upper
-
-        def outwards(v):
-            trial = q + dt * v
-            return ((trial < lower) & (v < 0)) | ((trial > upper) & (v > 0))
-        hit = set(np.flatnonzero(outwards(qd_new)).tolist())
-        Minv = np.linalg.inv(crba(self.model, q))
-        v, impulse = qd_new.copy(), np.zeros(self.model.n)
-        is_lower = (q + dt * qd_new < lower) | (q <= lower)
-        for _ in range(4 * self.model.n + 4):
-            if not hit:
-                v, impulse = qd_new.copy(), np.zeros(self.model.n)
-                break
-            S = np.array(sorted(hit))
-            lam = np.linalg.solve(Minv[np.ix_(S, S)], -(1.0 + e) * qd_new[S])
-            pulling = np.where(is_lower[S], lam < 0, lam > 0)
-            if pulling.any():
-                hit.discard(int(S[int(np.argmax(np.abs(lam) * pulling))]))
-                continue
-            impulse = np.zeros(self.model.n)
-            impulse[S] = lam
-            v = qd_new + Minv[:, S] @ lam
-            more = set(np.flatnonzero(outwards(v)).tolist()) - hit
-            if not more:
-                break
-            hit |= more
-            is_lower |= q + dt * v < lower
-        return v, impulse, np.array(sorted(hit), dtype=int), is_lower
-
     # ---- stepping -----------------------------------------------------------------------------
-    def _integrate(self, tau, extra, vmax, applied, q_new, qd_new):
-        """Run the integrator's kernel from the current state; return its status (``_checked``)."""
-        m = self._fd
-        return self._kernel(m._model, m._ws, self._f_ext, self.q, self.qd, tau, extra,
-                            self.damping, self.effort, self.lower, self.upper, self.friction,
-                            self.v_eps, vmax, self.dt, applied, self._u, self._scratch, q_new,
-                            qd_new)
+    def _kernel(self, taus, qs, qds, last):
+        """Run ``len(qs)`` compiled steps from the current state; (status, steps done)."""
+        fd, m = self._fd, self.model
+        return _run(fd._model, fd._ws, m._model, m._ws, self._f_ext, self.q, self.qd, taus,
+                    self._params, self._consts, qs, qds, last, self._scratch, self._k,
+                    self._mats, self._ints)
 
     def step(self, tau):
         """Advance by dt with joint torques ``tau`` (model order); returns (q, qd)."""
         tau = np.asarray(tau, dtype=float)
-        q, qd, dt = self.q, self.qd, self.dt
         n = self.model.n
         if tau.shape != (n,):
             raise ValueError(f'step takes {n} joint torques, got shape {tau.shape}')
-        q_new, qd_new, applied = np.empty(n), np.empty(n), np.empty(n)
-        if self._frictionless:
-            # the common case in one compiled call: no friction, no joint pushed into a limit
-            status = self._integrate(tau, self._no_torque, self.max_velocity, applied, q_new,
-                                     qd_new)
-            if status == 0:
-                self.q, self.qd, self.applied = q_new, qd_new, applied
-                self.stop_torque = self.impulse = self._no_torque
-                self.t += dt
-                return self.q, self.qd
-            if status > 0:
-                self._diverged(status - 1, q_new, qd_new)
-        # friction and stops: the resting torques, the integrator, the held joints (compiled)
-        friction, stop = np.empty(n), np.empty(n)
-        clamped = np.clip(tau, -self.effort, self.effort)
-        self._resting(q, qd, clamped - self.damping * qd, friction, stop)
-        status = self._integrate(tau, friction + stop, self._no_vmax, applied, q_new, qd_new)
-        if status <= 0:
-            status = _hold(q, q_new, qd_new, self._rints[0], self.lower, self.upper,
-                           self.max_velocity)
-        if status > 0:
-            self._diverged(status - 1, q_new, qd_new)
-        impulse = self._no_torque
-        if status == -1:
-            # impacts: joints that would pass a limit moving outwards
-            qd_new, impulse, hit, is_lower = self._impacts(q, qd_new)
-            if not self._rk4:
-                q_new = q + dt * qd_new
-            q_new[hit] = np.where(is_lower[hit], self.lower[hit], self.upper[hit])
-            # whatever still lies beyond a limit (rounding, RK4's positions) is put back on it
-            below, above = q_new < self.lower, q_new > self.upper
-            if below.any() or above.any():
-                q_new = np.clip(q_new, self.lower, self.upper)
-                qd_new[below & (qd_new < 0)] = 0.0
-                qd_new[above & (qd_new > 0)] = 0.0
-            bad = np.flatnonzero(~np.isfinite(q_new) | ~np.isfinite(qd_new)
-                                 | (np.abs(qd_new) > self.max_velocity))
-            if bad.size:
-                self._diverged(int(bad[0]), q_new, qd_new)
-        self.q, self.qd, self.applied = q_new, qd_new, applied
-        self.stop_torque, self.impulse = stop, impulse
-        self.t += dt
+        out = np.empty((6, n))      # q, qd, then the step's applied, friction, stop, impulse
+        status, _ = self._kernel(tau.reshape(1, n), out[0:1], out[1:2], out[2:])
+        if status != 0:
+            self._failed(status, out[0], out[1])
+        self.q, self.qd = out[0], out[1]
+        self.applied, self.stop_torque, self.impulse = out[2 + APPLIED], out[2 + STOP], \
+            out[2 + IMPULSE]
+        self.t += self.dt
         return self.q, self.qd
+
+    def run(self, tau, steps=None):
+        """
+        Advance by ``steps`` steps in one compiled loop; return the states (qs, qds).
+
+        ``tau``: joint torques (model order) held throughout, or one row per step (then
+        ``steps`` may be omitted). qs[s], qds[s] is the state after step s; afterwards the
+        simulator is where ``step`` called that many times would leave it (state, time, the last
+        step's ``applied``, ``stop_torque`` and ``impulse``). No Python runs between the steps:
+        for simulating a torque profile or a free-running arm, not for a controller in the loop.
+        A divergence raises ``SimulationDiverged`` with the state left at the last valid step.
+        """
+        n = self.model.n
+        taus = np.ascontiguousarray(tau, dtype=float)
+        if taus.shape == (n,):
+            taus = taus.reshape(1, n)
+            if steps is None:
+                raise ValueError('run: give steps with a constant torque')
+        elif taus.ndim == 2 and taus.shape[1] == n and taus.shape[0] > 0:
+            if steps is None:
+                steps = taus.shape[0]
+            if taus.shape[0] != steps:
+                raise ValueError(f'run: {taus.shape[0]} rows of torques for {steps} steps')
+        else:
+            raise ValueError(f'run takes {n} joint torques, or one row of {n} per step; got '
+                             f'shape {taus.shape}')
+        steps = int(steps)
+        if steps < 1:
+            raise ValueError(f'run: steps must be >= 1, got {steps}')
+        qs, qds, last = np.empty((steps, n)), np.empty((steps, n)), np.empty((4, n))
+        status, done = self._kernel(taus, qs, qds, last)
+        if done:
+            self.q, self.qd = qs[done - 1].copy(), qds[done - 1].copy()
+            self.t += done * self.dt
+        if status != 0:         # applied, stop_torque and impulse stay those before the run
+            self._failed(status, qs[done], qds[done])
+        self.applied, self.stop_torque, self.impulse = last[APPLIED], last[STOP], last[IMPULSE]
+        return qs, qds
+
+    def _failed(self, status, q_new, qd_new):
+        if status == NOT_POSITIVE:
+            self._not_positive()
+        self._diverged(status - 1, q_new, qd_new)
 
     def _not_positive(self):
         raise SimulationDiverged(f'the mass matrix is not positive definite at '
