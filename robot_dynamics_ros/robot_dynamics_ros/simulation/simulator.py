@@ -630,7 +630,7 @@ class Simulator:
 
     def step(self, tau):
         """Advance by dt with joint torques ``tau`` (model order); returns (q, qd)."""
-        tau = np.asarray(tau, dtype=float)
+        tau = np.ascontiguousarray(tau, dtype=float)    # a strided view would compile anew
         n = self.model.n
         if tau.shape != (n,):
             raise ValueError(f'step takes {n} joint torques, got shape {tau.shape}')
