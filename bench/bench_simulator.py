@@ -51,30 +51,33 @@ from robot_dynamics_ros.simulation import Simulator  # noqa: E402
 from benchlib import PANDA, erd_urdf  # noqa: E402
 
 
-def timed(sim, tau, steps, how):
-    """Return the steps per second of ``steps`` steps: one ``run`` call, or ``step`` in a loop."""
-    t = time.perf_counter()
-    if how == 'run':
-        sim.run(tau, steps)
-    else:
-        for _ in range(steps):
-            sim.step(tau)
-    return steps / (time.perf_counter() - t)
+def rates(make, steps):
+    """
+    Time ``steps`` zero-torque steps: best steps/s of 3 for one ``run``, for ``step`` looped.
+
+    Each run on a new simulator from ``make()``.
+    """
+    best = {'run': 0.0, 'step': 0.0}
+    for _ in range(3):
+        for how in best:
+            sim = make()
+            tau = np.zeros(sim.model.n)
+            t = time.perf_counter()
+            if how == 'run':
+                sim.run(tau, steps)
+            else:
+                for _ in range(steps):
+                    sim.step(tau)
+            best[how] = max(best[how], steps / (time.perf_counter() - t))
+    return best['run'], best['step']
 
 
 def free_running(integrator, steps):
-    """Panda, limits off, no friction: best of 3 (steps/s with ``run``, with ``step``)."""
+    """Panda, limits off, no friction: (steps/s with ``run``, with ``step``)."""
     model = RobotModel.from_urdf_file(PANDA)
-    sim = Simulator(model, dt=1e-3, integrator=integrator, q0=np.full(model.n, 0.1),
-                    max_velocity=1e9, position_limits=False)
-    tau = np.zeros(model.n)
-    sim.run(tau, 2)
-    best = {}
-    for _ in range(3):
-        for how in ('run', 'step'):
-            sim.reset(np.full(model.n, 0.1))
-            best[how] = max(best.get(how, 0.0), timed(sim, tau, steps, how))
-    return best['run'], best['step']
+    return rates(lambda: Simulator(model, dt=1e-3, integrator=integrator,
+                                   q0=np.full(model.n, 0.1), max_velocity=1e9,
+                                   position_limits=False), steps)
 
 
 def with_limits_and_friction(steps):
@@ -91,14 +94,8 @@ def with_limits_and_friction(steps):
     q0, _ = initial_pose(model, model.joint_names)
     lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
     q0 = np.clip(q0 + 0.01, lo, hi)
-    tau = np.zeros(model.n)
-    best = {}
-    for _ in range(3):
-        for how in ('run', 'step'):
-            sim = Simulator(model, dt=1e-3, q0=q0, damping=[0.5] * model.n,
-                            friction=[0.5] * model.n)
-            best[how] = max(best.get(how, 0.0), timed(sim, tau, steps, how))
-    return best['run'], best['step']
+    return rates(lambda: Simulator(model, dt=1e-3, q0=q0, damping=[0.5] * model.n,
+                                   friction=[0.5] * model.n), steps)
 
 
 def dropped(urdf, seconds=5.0):

@@ -72,10 +72,12 @@ def _checked(q_new, qd_new, lower, upper, vmax):
 
 
 @njit(cache=True)
-def _semi_implicit_euler(model, ws, f_ext, q, qd, tau, extra, damping, effort, lower, upper,
-                         friction, v_eps, vmax, dt, applied, u, qdd, q_new, qd_new):
+def _semi_implicit_euler(model, ws, f_ext, q, qd, applied, extra, damping, lower, upper,
+                         friction, v_eps, vmax, dt, u, qdd, q_new, qd_new):
     """
     One semi-implicit Euler step in compiled code (the numpy version costs ~2.5x more).
+
+    ``applied``: the commanded torques, clamped to the effort limits.
 
     Returns 0; -1 when a joint would pass a position limit moving outwards (the caller resolves
     the stops: ``_resting_torques``, ``_hold``, the impacts); or 1 + the index of the first joint
@@ -83,7 +85,6 @@ def _semi_implicit_euler(model, ws, f_ext, q, qd, tau, extra, damping, effort, l
     """
     n = q.shape[0]
     for i in range(n):
-        applied[i] = min(max(tau[i], -effort[i]), effort[i])
         u[i] = applied[i] + extra[i] - damping[i] * qd[i]
     FDab(model, ws, q, qd, u, f_ext, qdd)
     return _euler_update(q, qd, qdd, friction, v_eps, dt, lower, upper, vmax, q_new, qd_new)
@@ -103,8 +104,8 @@ def _euler_update(q, qd, qdd, friction, v_eps, dt, lower, upper, vmax, q_new, qd
 
 
 @njit(cache=True)
-def _rk4(model, ws, f_ext, q, qd, tau, extra, damping, effort, lower, upper, friction, v_eps,
-         vmax, dt, applied, u, k, q_new, qd_new):
+def _rk4(model, ws, f_ext, q, qd, applied, extra, damping, lower, upper, friction, v_eps, vmax,
+         dt, u, k, q_new, qd_new):
     """
     One classic Runge-Kutta step on (q, qd) in compiled code (was ~80 us in numpy on panda).
 
@@ -114,7 +115,6 @@ def _rk4(model, ws, f_ext, q, qd, tau, extra, damping, effort, lower, upper, fri
     """
     n = q.shape[0]
     for i in range(n):
-        applied[i] = min(max(tau[i], -effort[i]), effort[i])
         k[0, i] = qd[i]
         q_new[i] = q[i]
     for s in range(4):
@@ -213,6 +213,7 @@ def _resting_torques(model, ws, f_ext, q, qd, tau, fc, fs, eps, lower, upper, fr
         return 0
     M[:, :] = 0.0
     HandC(model, ws, q, qd, f_ext, M, C)
+    factored = False                    # L: the factor of all of M, made on the first slip
     while True:
         # the free joints' accelerations with the active ones held, and the torques holding them
         nf = 0
@@ -264,12 +265,14 @@ def _resting_torques(model, ws, f_ext, q, qd, tau, fc, fs, eps, lower, upper, fr
         if kind[j] & STICKING:
             # slips: kinetic friction against the motion it starts (when the stop, if any,
             # does not take the push); its direction: the acceleration with no joint held
-            for a in range(n):
-                qdd_free[a] = r[a]
-                for b in range(a + 1):
-                    L[a, b] = M[a, b]
-            if not _cholesky(L, n):
-                return -1
+            if not factored:
+                for a in range(n):
+                    for b in range(a + 1):
+                        L[a, b] = M[a, b]
+                if not _cholesky(L, n):
+                    return -1
+                factored = True
+            qdd_free[:] = r
             _cholesky_solve(L, qdd_free, n)
             direction = qdd_free[j]
             if (kind[j] & AT_LOWER and direction < 0) or (kind[j] & AT_UPPER and direction > 0):
@@ -384,21 +387,19 @@ NOT_POSITIVE = -2
 
 
 @njit(cache=True, inline='always')
-def _integrate(fd, fd_ws, f_ext, q, qd, tau, extra, params, consts, vmax, applied, u, qdd, k,
-               q_new, qd_new):
+def _integrate(fd, fd_ws, f_ext, q, qd, applied, extra, params, consts, vmax, u, qdd, k, q_new,
+               qd_new):
     """
     Run the integrator: semi-implicit Euler when ``k`` is None, else RK4 with ``k`` its stages.
 
     ``k is None`` is known when numba compiles: a simulator compiles only its own integrator.
     """
     if k is None:
-        return _semi_implicit_euler(fd, fd_ws, f_ext, q, qd, tau, extra, params[DAMPING],
-                                    params[EFFORT], params[LOWER], params[UPPER], params[FC],
-                                    consts[V_EPS], vmax, consts[DT], applied, u, qdd, q_new,
-                                    qd_new)
-    return _rk4(fd, fd_ws, f_ext, q, qd, tau, extra, params[DAMPING], params[EFFORT],
-                params[LOWER], params[UPPER], params[FC], consts[V_EPS], vmax, consts[DT],
-                applied, u, k, q_new, qd_new)
+        return _semi_implicit_euler(fd, fd_ws, f_ext, q, qd, applied, extra, params[DAMPING],
+                                    params[LOWER], params[UPPER], params[FC], consts[V_EPS],
+                                    vmax, consts[DT], u, qdd, q_new, qd_new)
+    return _rk4(fd, fd_ws, f_ext, q, qd, applied, extra, params[DAMPING], params[LOWER],
+                params[UPPER], params[FC], consts[V_EPS], vmax, consts[DT], u, k, q_new, qd_new)
 
 
 @njit(cache=True)
@@ -419,17 +420,18 @@ def _step(fd, fd_ws, model, ws, f_ext, q, qd, tau, params, consts, q_new, qd_new
     applied, friction, stop, impulse = last[APPLIED], last[FRICTION], last[STOP], last[IMPULSE]
     u, extra, qdd = scratch[U], scratch[EXTRA], scratch[QDD]
     for i in range(n):
+        applied[i] = min(max(tau[i], -effort[i]), effort[i])
         friction[i] = stop[i] = impulse[i] = extra[i] = 0.0
     if consts[FRICTIONLESS] != 0.0:
         # the common case in one pass: no friction, no joint pushed into a limit
-        status = _integrate(fd, fd_ws, f_ext, q, qd, tau, extra, params, consts, vmax, applied,
-                            u, qdd, k, q_new, qd_new)
+        status = _integrate(fd, fd_ws, f_ext, q, qd, applied, extra, params, consts, vmax, u,
+                            qdd, k, q_new, qd_new)
         if status >= 0:
             return status
     # friction and stops: the resting torques, the integrator, the held joints
     rest_tau = scratch[REST_TAU]
     for i in range(n):
-        rest_tau[i] = min(max(tau[i], -effort[i]), effort[i]) - damping[i] * qd[i]
+        rest_tau[i] = applied[i] - damping[i] * qd[i]
     factored = _resting_torques(fd, fd_ws, f_ext, q, qd, rest_tau, fc, fs, v_eps, lower,
                                 upper, friction, stop, scratch[RW:RW + 8], mats, ints[0:3])
     if factored < 0:
@@ -438,13 +440,11 @@ def _step(fd, fd_ws, model, ws, f_ext, q, qd, tau, params, consts, q_new, qd_new
         extra[i] = friction[i] + stop[i]
     if k is None and factored:
         # Euler: the accelerations came with the resting torques (what FDab would give again)
-        for i in range(n):
-            applied[i] = min(max(tau[i], -effort[i]), effort[i])
         status = _euler_update(q, qd, scratch[RW + 6], fc, v_eps, dt, lower, upper, no_vmax,
                                q_new, qd_new)
     else:
-        status = _integrate(fd, fd_ws, f_ext, q, qd, tau, extra, params, consts, no_vmax,
-                            applied, u, qdd, k, q_new, qd_new)
+        status = _integrate(fd, fd_ws, f_ext, q, qd, applied, extra, params, consts, no_vmax, u,
+                            qdd, k, q_new, qd_new)
     if status <= 0:
         status = _hold(q, q_new, qd_new, ints[0], lower, upper, vmax)
     if status != -1:
@@ -606,19 +606,15 @@ class Simulator:
         torque must push inwards (else the stop releases). The worst violation leaves the set
         first, then the rest is solved again.
         """
-        n = self.model.n
+        n, m = self.model.n, self._fd
         friction, stop = np.zeros(n), np.zeros(n)
-        self._resting(_per_joint(q, n, 'positions'), _per_joint(qd, n, 'velocities'),
-                      _per_joint(tau, n, 'torques'), friction, stop)
-        return friction, stop
-
-    def _resting(self, q, qd, tau, friction, stop):
-        """Fill ``friction`` and ``stop`` as ``resting_torques`` does, from checked arrays."""
-        m = self._fd
-        if _resting_torques(m._model, m._ws, self._f_ext, q, qd, tau, self.friction,
-                            self.static_friction, self.v_eps, self.lower, self.upper, friction,
-                            stop, self._scratch[RW:RW + 8], self._mats, self._ints[0:3]) < 0:
+        if _resting_torques(m._model, m._ws, self._f_ext, _per_joint(q, n, 'positions'),
+                            _per_joint(qd, n, 'velocities'), _per_joint(tau, n, 'torques'),
+                            self.friction, self.static_friction, self.v_eps, self.lower,
+                            self.upper, friction, stop, self._scratch[RW:RW + 8], self._mats,
+                            self._ints[0:3]) < 0:
             self._not_positive()
+        return friction, stop
 
     # ---- stepping -----------------------------------------------------------------------------
     def _kernel(self, taus, qs, qds, last):
