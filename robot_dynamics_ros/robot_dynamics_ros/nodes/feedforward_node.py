@@ -476,7 +476,7 @@ class FeedforwardNode(Node):
     # ---- the observer and collisions ----------------------------------------------------------
     def _observer_kernel(self):
         """
-        Whether the observer's kernel is loaded; if not, start compiling it (once) elsewhere.
+        Load the observer's kernel from numba's cache, or start compiling it (once) elsewhere.
 
         Compiling it here would hold up the commands (3.5 s on a fresh install; on another
         thread the GIL stalls them up to 0.27 s at a time): a child process compiles it into
@@ -492,7 +492,6 @@ class FeedforwardNode(Node):
                     'observer: its kernel is not in numba\'s cache (a first start after an '
                     'install): compiling it in a separate process; external torques and '
                     'collision detection start when it is ready')
-        return self.observer_ready
 
     def _on_observer_compiled(self, seconds, error):
         with self.lock:
