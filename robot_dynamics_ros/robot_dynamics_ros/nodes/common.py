@@ -13,6 +13,7 @@
 # limitations under the License.
 
 """Pieces both nodes share: the robot_description source, parameter and logging helpers, main()."""
+import faulthandler
 import gc
 import os
 import signal
@@ -323,6 +324,10 @@ def run_node(node_class, args=None, help_text=''):
             raise                   # a real error; else SIGTERM shut the context down mid-spin
     finally:
         interrupted.append(None)                # from here on, Ctrl-C no longer interrupts
+        # a clean-up that hangs (seen once in CI: simulator_node ignored SIGINT and SIGTERM
+        # until launch killed it) prints every thread's stack after 4 s, before launch's
+        # SIGTERM at 5 s; the watchdog is a C thread, so it works even if the GIL is never freed
+        faulthandler.dump_traceback_later(4.0)
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
