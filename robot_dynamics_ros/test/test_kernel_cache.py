@@ -1,0 +1,75 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Kernels loaded from numba's cache: the compiled code, found without compiling.
+
+``kernels.load_cached`` (what a node starts with) loads machine code from the cache without
+numba's registries of implementations (0.25-0.35 s of imports, needed only to compile). These
+tests run fresh processes on a private cache: the first compiles, the second loads, and both must
+compute the same torques, reject arrays of other types, and still compile what the cache lacks.
+"""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+
+from test_planar_2r import closed_form
+
+# One process of a test: load gravity's kernel from the cache (or compile it: the first run), use
+# it, call it with an integer state; in the second run also compile crba's kernel (not cached).
+SCRIPT = r'''
+import json, sys
+import numpy as np
+from robot_dynamics_ros.dynamics import RobotModel, crba, example_urdf, gravity_torques, kernels
+missing = kernels.load_cached(['gravity_one'])
+arm = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+q = np.array([0.3, -0.4])
+out = {'missing': missing, 'g': gravity_torques(arm, q).tolist()}
+try:
+    kernels.gravity_one(arm._model, arm._ws, np.zeros(2, dtype=np.int64), np.zeros(2))
+    out['int_state'] = 'accepted'
+except TypeError:
+    out['int_state'] = 'TypeError'
+out['registries'] = 'numba.np.linalg' in sys.modules    # numba imports it to compile
+if sys.argv[1] == 'second':
+    out['M'] = crba(arm, q).tolist()
+print(json.dumps(out))
+'''
+
+
+def run(cache, which):
+    proc = subprocess.run([sys.executable, '-c', SCRIPT, which], capture_output=True, text=True,
+                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)), timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def test_a_cached_kernel_loads_without_compiling_and_computes_the_same(tmp_path):
+    q = np.array([0.3, -0.4])
+    _, M, _, g = closed_form(q, np.zeros(2), np.zeros(2))
+    first = run(tmp_path, 'first')
+    assert first['missing'] == ['gravity_one']          # an empty cache: compiled on first use
+    assert first['registries']                          # compiled
+    second = run(tmp_path, 'second')
+    assert second['missing'] == []                      # loaded, without numba's compiler set-up
+    assert not second['registries']
+    assert second['g'] == first['g']                    # the same machine code: bit-identical
+    np.testing.assert_allclose(second['g'], g, rtol=1e-12)
+    # the signature still rejects other types (the public functions convert on TypeError)
+    assert first['int_state'] == second['int_state'] == 'TypeError'
+    # a kernel the cache lacks still compiles after a cached load
+    np.testing.assert_allclose(second['M'], M, rtol=1e-12)
