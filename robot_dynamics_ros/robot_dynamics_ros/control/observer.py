@@ -37,12 +37,97 @@ new sample, as does a sample earlier than the previous one (a clock reset). ``sk
 them. After a start or a reset, r needs 5 / K_O of integrated intervals to settle from zero
 (``settled``; gaps do not count): whatever held the arm before (brakes) shows until then.
 """
-from collections import deque
 import math
 
+from numba import njit, types
 import numpy as np
 
-from ..dynamics import momentum, momentum_and_beta
+from ..dynamics.kernels import entry_point, momentum as momentum_kernel
+
+# The observer's state lives in three arrays that its compiled step updates in place:
+R, P0, W0, WB, P, W, GAIN = range(7)    # rows of vec (n each): r; p and w = C^T qd - g of the last
+#                                         sample; w of the one before; scratch p, w; the gains K_O
+T0, TB, HAS_LAST, HAS_BEFORE, INTEGRATED, SKIPPED, MAX_INTERVAL, GAP_FACTOR, COUNT = range(9)
+#                                       sc: times of the last two samples, flags, counters, limits
+WINDOW = 15                             # iv: the recent intervals (a ring) and a sorting scratch
+
+_F1, _F2 = (types.Array(types.float64, d, 'C') for d in (1, 2))
+
+
+@njit(cache=True, inline='always')
+def _median(iv, k):
+    """Return the median of the first k of iv[0] (sorted in iv[1]); inf with fewer than 5."""
+    if k < 5:
+        return math.inf
+    x = iv[1]
+    for i in range(k):                  # insertion sort into the scratch row
+        y, j = iv[0, i], i
+        while j > 0 and x[j - 1] > y:
+            x[j] = x[j - 1]
+            j -= 1
+        x[j] = y
+    return x[k // 2] if k % 2 else 0.5 * (x[k // 2 - 1] + x[k // 2])
+
+
+@njit(cache=True, inline='always')
+def _restart(vec, sc, t):
+    """Make this sample (p, w in the scratch rows) the last one, with none before it."""
+    sc[T0], sc[HAS_LAST], sc[HAS_BEFORE] = t, 1.0, 0.0
+    for i in range(vec.shape[1]):
+        vec[P0, i], vec[W0, i] = vec[P, i], vec[W, i]
+
+
+@entry_point(types.void(types.Array(types.float64, 1, 'C', readonly=True), _F1, _F1, _F1, _F1,
+                        types.float64, _F2, _F1, _F2))
+def observer_step(model, ws, q, qd, tau, t, vec, sc, iv):
+    """MomentumObserver.update in compiled code: one sample (see the module's docstring)."""
+    n = vec.shape[1]
+    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n:
+        raise ValueError('q, qd and tau must have one value per joint')
+    p, w = vec[P], vec[W]
+    momentum_kernel(model, ws, q, qd, p, w)      # w = beta = g - C^T qd
+    for i in range(n):
+        w[i] = -w[i]
+    if sc[HAS_LAST] == 0.0:
+        _restart(vec, sc, t)
+        return
+    t0 = sc[T0]
+    dt = t - t0
+    if dt == 0.0:
+        return
+    if dt < 0.0:                        # the clock went back: start again from here
+        sc[INTEGRATED] = 0.0
+        sc[SKIPPED] += 1.0
+        _restart(vec, sc, t)
+        return
+    count = int(sc[COUNT])
+    typical = _median(iv, min(count, WINDOW))
+    iv[0, count % WINDOW] = dt
+    sc[COUNT] = count + 1
+    if dt > sc[MAX_INTERVAL] or dt > sc[GAP_FACTOR] * typical:
+        sc[SKIPPED] += 1.0              # a gap: hold r, start again from this sample
+        _restart(vec, sc, t)
+        return
+    quadratic = sc[HAS_BEFORE] != 0.0 and 0.0 < t0 - sc[TB] < 10.0 * dt
+    if quadratic:                       # the quadratic through (t_before, t0, t) over [t0, t]
+        h1, h2 = t0 - sc[TB], dt
+        cb = -h2 * h2 / (6.0 * h1 * (h1 + h2))
+        c0 = h2 / (6.0 * h1) + 0.5
+        c1 = (h2 / 3.0 + h1 / 2.0) / (h1 + h2)
+    r, p0, w0, wb, gain = vec[R], vec[P0], vec[W0], vec[WB], vec[GAIN]
+    for i in range(n):
+        if quadratic:
+            mean = cb * wb[i] + c0 * w0[i] + c1 * w[i]
+        else:
+            mean = 0.5 * (w[i] + w0[i])
+        u = (p[i] - p0[i]) / dt - tau[i] - mean
+        a = math.exp(-gain[i] * dt)
+        r[i] = a * r[i] + (1.0 - a) * u
+        wb[i] = w0[i]                   # the last sample becomes the one before, this the last
+    sc[INTEGRATED] += dt
+    sc[TB] = t0
+    _restart(vec, sc, t)
+    sc[HAS_BEFORE] = 1.0
 
 
 class MomentumObserver:
@@ -50,30 +135,35 @@ class MomentumObserver:
 
     def __init__(self, model, gain=50.0, max_interval=np.inf, gap_factor=3.0):
         self.model = model
-        self.max_interval, self.gap_factor = float(max_interval), float(gap_factor)
-        self._intervals = deque(maxlen=15)
-        self.skipped = 0
         g = np.asarray(gain, dtype=float).ravel()
         if g.size == 1:
             g = np.full(model.n, g[0])
         if g.shape != (model.n,) or not np.all(np.isfinite(g)) or np.any(g <= 0):
             raise ValueError(f'observer gain needs one value > 0 or one per joint ({model.n}) '
                              f'(1/s), got {np.asarray(gain).tolist()}')
-        self.gain = g
+        self._vec = np.zeros((7, model.n))
+        self._sc = np.zeros(9)
+        self._iv = np.zeros((2, WINDOW))
+        self._vec[GAIN] = g
+        self.gain = self._vec[GAIN]
+        self.r = self._vec[R]           # updated in place by every sample
+        self.max_interval, self.gap_factor = max_interval, gap_factor
         self._settle_time = 5.0 / g.min()
-        self.r = np.zeros(model.n)
-        self._integrated = 0.0      # the time integrated since the start or a reset (s)
-        self._last = None           # (t, p, C^T qd - g) of the previous sample
-        self._before = None         # (t, C^T qd - g) of the one before
 
-    def reset(self, q=None, qd=None, t=None):
-        """Start again from zero (at the state q, qd at time t, when given)."""
-        self.r = np.zeros(self.model.n)
-        self._last = self._before = None
-        self._intervals.clear()
-        self._integrated = 0.0
-        if q is not None:
-            self._last = (t, momentum(self.model, q, qd), None)
+    max_interval = property(lambda self: self._sc[MAX_INTERVAL],
+                            lambda self, x: self._sc.__setitem__(MAX_INTERVAL, float(x)),
+                            doc='an interval longer than this (s) is a gap')
+    gap_factor = property(lambda self: self._sc[GAP_FACTOR],
+                          lambda self, x: self._sc.__setitem__(GAP_FACTOR, float(x)),
+                          doc='an interval longer than this times the recent median is a gap')
+    skipped = property(lambda self: int(self._sc[SKIPPED]),
+                       doc='how many samples started again (gaps, clock going back)')
+
+    def reset(self):
+        """Start again from zero at the next sample."""
+        self.r[:] = 0.0
+        sc = self._sc
+        sc[HAS_LAST] = sc[HAS_BEFORE] = sc[INTEGRATED] = sc[COUNT] = 0.0
 
     def settled(self):
         """
@@ -82,19 +172,11 @@ class MomentumObserver:
         Intervals left out (gaps) do not count: a stall right after the first sample must not
         arm collision detection on an estimate that has not converged yet.
         """
-        return self._integrated >= self._settle_time
-
-    def _typical_interval(self):
-        """Return the median of the recent intervals (inf with fewer than 5)."""
-        k = len(self._intervals)
-        if k < 5:
-            return math.inf
-        x = sorted(self._intervals)
-        return x[k // 2] if k % 2 else 0.5 * (x[k // 2 - 1] + x[k // 2])
+        return self._sc[INTEGRATED] >= self._settle_time
 
     def update(self, q, qd, tau, t):
         """
-        Take a sample and return r, the estimate of the external torques.
+        Take a sample and return r, the estimate of the external torques (updated in place).
 
         The state (q, qd) at time t (s) and the motor torques ``tau`` applied since the previous
         sample.
@@ -102,43 +184,16 @@ class MomentumObserver:
         A sample at the time of the previous one changes nothing; one before it starts again
         from there (r held).
         """
-        tau = np.asarray(tau, dtype=float)
-        p, beta = momentum_and_beta(self.model, q, qd)
-        w = -beta                           # C^T qd - g, in O(n)
-        last = self._last
-        if last is None or last[0] is None:
-            self._last = (t, p, w)
-            return self.r
-        t0, p0, w0 = last
-        dt = t - t0
-        if dt == 0:
-            return self.r
-        if dt < 0:                          # the clock went back: start again from here
-            self._integrated = 0.0
-            self.skipped += 1
-            self._before, self._last = None, (t, p, w)
-            return self.r
-        typical = self._typical_interval()
-        self._intervals.append(dt)
-        if dt > self.max_interval or dt > self.gap_factor * typical:
-            self.skipped += 1               # a gap: hold r, start again from this sample
-            self._before, self._last = None, (t, p, w)
-            return self.r
-        if w0 is None:              # reset at a state: take this sample's C^T qd - g for both
-            w0 = w
-        if self._before is not None and 0 < t0 - self._before[0] < 10 * dt:
-            # the quadratic through (t_before, t0, t) integrated over [t0, t]
-            h1, h2, wb = t0 - self._before[0], dt, self._before[1]
-            mean = (-h2 * h2 / (6 * h1 * (h1 + h2)) * wb + (h2 / (6 * h1) + 0.5) * w0
-                    + (h2 / 3 + h1 / 2) / (h1 + h2) * w)
-        else:
-            mean = 0.5 * (w + w0)
-        u = (p - p0) / dt - tau - mean
-        self._integrated += dt
-        a = np.exp(-self.gain * dt)
-        self.r = a * self.r + (1.0 - a) * u
-        self._before = (t0, w0)
-        self._last = (t, p, w)
+        args = (self._vec, self._sc, self._iv)
+        try:
+            observer_step(self.model._model, self.model._ws, q, qd, tau, t, *args)
+        except (TypeError, ValueError):     # not float64 arrays of n (the fast path): convert
+            n = self.model.n
+            q, qd, tau = (np.array(x, dtype=float) for x in (q, qd, tau))   # writable copies
+            if q.shape != (n,) or qd.shape != (n,) or tau.shape != (n,):
+                raise ValueError(f'q, qd and tau must have shape ({n},), got {q.shape}, '
+                                 f'{qd.shape}, {tau.shape}') from None
+            observer_step(self.model._model, self.model._ws, q, qd, tau, float(t), *args)
         return self.r
 
 

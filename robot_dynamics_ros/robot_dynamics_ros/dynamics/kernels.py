@@ -525,9 +525,10 @@ def momentum(model, ws, q, qd, p, beta):
 
 
 # ---- entry points: check shapes, run; batches loop in compiled code ----------------------------
-# Explicit signatures: compiled (or loaded from numba's cache) on the first call (``_entry``), and
-# a call with other types (a list, int64, a strided view, ...) raises TypeError at once instead of
-# compiling; the wrappers in algorithms.py then convert and call again.
+# Explicit signatures: compiled (or loaded from numba's cache) on the first call
+# (``entry_point``), and a call with other types (a list, int64, a strided view, ...) raises
+# TypeError at once instead of compiling; the wrappers in algorithms.py then convert and call
+# again.
 
 _RO1 = types.Array(types.float64, 1, 'C', readonly=True)
 _V = {d: types.Array(types.float64, d, 'C') for d in (1, 2, 3)}
@@ -540,14 +541,16 @@ def _sig(*dims, ret=types.void):
 ENTRY_POINTS = {}       # name -> (python function, signature) of every entry point
 
 
-def _entry(signature):
+def entry_point(signature):
     """
     Declare an entry point compiled for ``signature`` on its first call, not at import.
 
     Until then the module attribute is a stub; the first call compiles (or loads from numba's
-    cache) the kernel and rebinds the attribute to the compiled dispatcher, so later calls pay
-    nothing for the laziness. A node then compiles only what its mode uses (seconds each on a
-    fresh install); ``compile_kernels`` compiles a given list (all by default).
+    cache) the kernel and rebinds the attribute (of the module that defines it, which may be
+    another layer's: ``fn.__globals__``) to the compiled dispatcher, so later calls pay nothing
+    for the laziness. Names are unique across modules. A node then compiles only what its mode
+    uses (seconds each on a fresh install); ``compile_kernels`` compiles a given list (all by
+    default, of the modules imported).
     """
     def declare(fn):
         ENTRY_POINTS[fn.__name__] = (fn, signature)
@@ -593,11 +596,11 @@ def compile_kernels(names=None):
     """Compile (or load from the cache) the entry points ``names`` (all); return them."""
     out = []
     for name in ENTRY_POINTS if names is None else names:
-        kernel = globals()[name]
+        fn, signature = ENTRY_POINTS[name]
+        kernel = fn.__globals__[name]
         if not isinstance(kernel, Dispatcher):
-            fn, signature = ENTRY_POINTS[name]
             kernel = _from_cache(name) or njit([signature], cache=True)(fn)
-            globals()[name] = kernel
+            fn.__globals__[name] = kernel
         out.append(kernel)
     return out
 
@@ -611,12 +614,13 @@ def load_cached(names):
     """
     missing = []
     for name in names:
-        if not isinstance(globals()[name], Dispatcher):
+        home = ENTRY_POINTS[name][0].__globals__
+        if not isinstance(home[name], Dispatcher):
             kernel = _from_cache(name)
             if kernel is None:
                 missing.append(name)
             else:
-                globals()[name] = kernel
+                home[name] = kernel
     return missing
 
 
@@ -632,9 +636,12 @@ def compile_in_background(names, done):
     to abandon (``done`` is then not called).
     """
     t0 = time.monotonic()
+    modules = sorted({ENTRY_POINTS[name][0].__module__ for name in names})  # they register them
     child = subprocess.Popen(
-        [sys.executable, '-c', f'import sys; from {__name__} import compile_kernels; '
-                               f'compile_kernels(sys.argv[1:])', *names],
+        [sys.executable, '-c', 'import importlib, sys; '
+                               f'from {__name__} import compile_kernels; '
+                               f'[importlib.import_module(m) for m in {modules!r}]; '
+                               'compile_kernels(sys.argv[1:])', *names],
         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
 
     def wait():
@@ -673,35 +680,35 @@ def _row(x, k):
     return _view(x, k * (x.size // x.shape[0]), x.shape[1:])
 
 
-@_entry(_sig(1, 1, 1, 2, 1))
+@entry_point(_sig(1, 1, 1, 2, 1))
 def rnea_one(model, ws, q, qd, qdd, f_ext, tau):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, qdd), _check(n, tau), _check_dims(f_ext, n, 6)
     ID(model, ws, q, qd, qdd, f_ext, tau)
 
 
-@_entry(_sig(1, 1))
+@entry_point(_sig(1, 1))
 def gravity_one(model, ws, q, tau):
     n = _nbodies(model)
     _check(n, q), _check(n, tau)
     ID(model, ws, q, None, None, None, tau)
 
 
-@_entry(_sig(1, 2))
+@entry_point(_sig(1, 2))
 def crba_one(model, ws, q, H):
     n = _nbodies(model)
     _check(n, q), _check_dims(H, n, n)
     HandC_H(model, ws, q, H)
 
 
-@_entry(_sig(1, 1, 1, 2, 1, ret=types.int64))
+@entry_point(_sig(1, 1, 1, 2, 1, ret=types.int64))
 def aba_one(model, ws, q, qd, tau, f_ext, qdd):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)
     return FDab(model, ws, q, qd, tau, f_ext, qdd)
 
 
-@_entry(types.void(_RO1, _V[1], _V[1], _V[1], _V[1], _V[2]))
+@entry_point(types.void(_RO1, _V[1], _V[1], _V[1], _V[1], _V[2]))
 def coriolis_one(model, ws, wc, q, qd, C):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check_dims(C, n, n)
@@ -711,21 +718,21 @@ def coriolis_one(model, ws, wc, q, qd, C):
     Coriolis_C(model, ws, wc, q, qd, C)
 
 
-@_entry(_sig(1, 1, 1))
+@entry_point(_sig(1, 1, 1))
 def momentum_one(model, ws, q, qd, p):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, p)
     momentum(model, ws, q, qd, p, None)
 
 
-@_entry(_sig(1, 1, 1, 1))
+@entry_point(_sig(1, 1, 1, 1))
 def momentum_beta_one(model, ws, q, qd, p, beta):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, p), _check(n, beta)
     momentum(model, ws, q, qd, p, beta)
 
 
-@_entry(_sig(2, 2, 2, 3, 2))
+@entry_point(_sig(2, 2, 2, 3, 2))
 def rnea_batch(model, ws, q, qd, qdd, f_ext, tau):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, qdd), _check(n, tau), _check_dims(f_ext, n, 6)
@@ -735,7 +742,7 @@ def rnea_batch(model, ws, q, qd, qdd, f_ext, tau):
         ID(model, ws, _row(q, k), _row(qd, k), _row(qdd, k), _row(f_ext, k), _row(tau, k))
 
 
-@_entry(_sig(2, 2))
+@entry_point(_sig(2, 2))
 def gravity_batch(model, ws, q, tau):
     n = _nbodies(model)
     _check(n, q), _check(n, tau), _check_batch(q, tau)
@@ -743,7 +750,7 @@ def gravity_batch(model, ws, q, tau):
         ID(model, ws, _row(q, k), None, None, None, _row(tau, k))
 
 
-@_entry(_sig(2, 3))
+@entry_point(_sig(2, 3))
 def crba_batch(model, ws, q, H):
     n = _nbodies(model)
     _check(n, q), _check_dims(H, n, n), _check_batch(q, H)
@@ -751,7 +758,7 @@ def crba_batch(model, ws, q, H):
         HandC_H(model, ws, _row(q, k), _row(H, k))
 
 
-@_entry(_sig(2, 2, 2, 3, 2, ret=types.int64))
+@entry_point(_sig(2, 2, 2, 3, 2, ret=types.int64))
 def aba_batch(model, ws, q, qd, tau, f_ext, qdd):
     n = _nbodies(model)
     _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)

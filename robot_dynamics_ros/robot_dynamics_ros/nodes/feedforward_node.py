@@ -141,7 +141,7 @@ INTERFACES = (
     'effort_limits.<joint> (float, the URDF limit)')
 
 TORQUE_SOURCES = ('auto', 'measured', 'commanded')
-OBSERVER_KERNELS = ['momentum_beta_one']        # what MomentumObserver.update runs
+OBSERVER_KERNELS = ['observer_step']            # what MomentumObserver.update runs
 SCALINGS = ('off', 'reject', 'scale')
 JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 
