@@ -48,9 +48,12 @@ from robot_dynamics_msgs.srv import ApplyWrench  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
-from robot_dynamics_ros.dynamics import RobotModel, gravity_torques, rnea  # noqa: E402
+from robot_dynamics_ros.dynamics import (RobotModel, example_urdf,  # noqa: E402
+                                         gravity_torques, rnea)
+from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
 from ros_harness import NodeProcess  # noqa: E402
@@ -266,3 +269,65 @@ def collision_is_detected(loop):
     assert 'collision: external torques' in loop.ctrl.log()
     answer = loop.call('inverse_dynamics_controller/reset_collision', Trigger.Request())
     assert answer.success and 'ended' in answer.message, answer.message
+
+
+def test_detection_arms_only_once_the_estimate_is_under_the_thresholds(tmp_path):
+    """
+    Brakes that hold the arm at start are an external torque, not a collision.
+
+    The 2R arm at rest, joint_states with the drives' measured efforts (torque_source measured),
+    no simulator: first the efforts are zero (brakes hold the arm: r -> g(q), over the 3 N m
+    thresholds, once settled), and detection must stay disarmed and say so; then the drives hold
+    it (efforts g(q): r -> 0) and detection arms; then a 5 N m push on joint1 (efforts g - 5)
+    is one CollisionEvent naming joint1.
+    """
+    model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+    q = np.array([0.3, -0.4])
+    g = gravity_torques(model, q)
+    assert np.all(np.abs(g) > 3.0)          # the brakes' torque: over the thresholds
+    with open(example_urdf('planar_2r'), encoding='utf-8') as f:
+        xml = f.read()
+    ctrl = NodeProcess('feedforward_node', [
+        '-r', '__ns:=/braked', '-p', 'mode:=gravity',
+        '-p', 'observer.torque_source:=measured', '-p', 'collision.thresholds:=[3.0]',
+        '-p', 'collision.reaction:=none'], tmp_path / 'braked.log')
+    node = rclpy.create_node('braked_driver', namespace='/braked')
+    external, events = [], []
+    node.create_subscription(JointState, 'inverse_dynamics_controller/external_torques',
+                             external.append, 100)
+    node.create_subscription(CollisionEvent, 'inverse_dynamics_controller/collision',
+                             events.append, 10)
+    pub = node.create_publisher(JointState, 'joint_states', 10)
+    node.create_publisher(String, 'robot_description', DESCRIPTION_QOS).publish(String(data=xml))
+
+    def drive(effort, seconds, until=None):
+        """Publish the state with ``effort`` at 200 Hz for ``seconds`` or until ``until()``."""
+        msg = JointState(name=['joint1', 'joint2'], position=q.tolist(), velocity=[0.0, 0.0],
+                         effort=[float(x) for x in effort])
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            msg.header.stamp = node.get_clock().now().to_msg()
+            pub.publish(msg)
+            rclpy.spin_once(node, timeout_sec=0.005)
+            if until is not None and until():
+                return True
+        return until is None
+    try:
+        # brakes: r settles at g(q) (0.1 s), over the thresholds; 1.5 s of it
+        assert drive(np.zeros(2), 30, lambda: len(external) > 50), ctrl.log()
+        drive(np.zeros(2), 1.5)
+        np.testing.assert_allclose(external[-1].effort, g, rtol=1e-6)
+        assert not events, ctrl.log()
+        assert 'collision detection not armed yet' in ctrl.log(), ctrl.log()
+        assert 'collision detection armed' not in ctrl.log(), ctrl.log()
+        # the drives hold the arm: r decays (1/K_O = 20 ms) under the thresholds: armed
+        assert drive(g, 10, lambda: 'collision detection armed' in ctrl.log()), ctrl.log()
+        drive(g, 0.3)
+        assert np.abs(external[-1].effort).max() < 1e-6 and not events, ctrl.log()
+        # a push of 5 N m on joint1
+        assert drive(g - [5.0, 0.0], 10, lambda: events), ctrl.log()
+        assert list(events[0].name) == ['joint1'], events[0]
+        assert events[0].external_torque[0] > 3.0
+    finally:
+        node.destroy_node()
+        ctrl.stop()

@@ -215,6 +215,7 @@ class FeedforwardNode(Node):
         self._observed = None             # the time of the observer's last sample
         self.efforts = self.effort_seen = self.motor = None     # model order
         self.collided = False
+        self.armed = False                # collision detection (see _observe)
         self.out = None                   # preallocated messages (Outputs)
         self.cmd_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.torque_pub = self.create_publisher(JointState, '~/torques', 10)
@@ -352,6 +353,7 @@ class FeedforwardNode(Node):
         self.values = values
         self.model, self.ctrl = model, ctrl
         self.observer, self.thresholds, self.collided = observer, thresholds, False
+        self.armed = False
         self.watched = bool((thresholds > 0).any())
         self.efforts, self.effort_seen = np.zeros(model.n), np.zeros(model.n, dtype=bool)
         self.motor = np.zeros(model.n)
@@ -543,9 +545,12 @@ class FeedforwardNode(Node):
             msg.header.stamp = header_stamp = (header_stamp or
                                                self.get_clock().now().to_msg())
             self.external_pub.publish(msg)
-        # armed once the estimate has settled from its start (5 / K_O): brakes show until then
-        over = over_threshold(r, self.thresholds) if self.watched and self.observer.settled() \
-            else ()
+        # detection is armed once the estimate has settled (5 / K_O of samples since it started)
+        # under the thresholds: what held the arm until then (brakes, drives the commands do not
+        # reach yet) shows as external torques and must not count as a collision
+        over = over_threshold(r, self.thresholds) if self.watched else ()
+        if len(over) or self.watched and not self.armed:
+            over = self._arming(r, over)
         if len(over) and not self.collided:
             self.collided = True
             names = [ctrl.base_model.joint_names[i] for i in over]
@@ -562,6 +567,26 @@ class FeedforwardNode(Node):
                 f'the thresholds {self.thresholds[over].tolist()}; reaction {reaction}' +
                 (' until ~/reset_collision' if reaction != 'none' else ''))
 
+    def _arming(self, r, over):
+        """Arm or disarm collision detection; return the joints over threshold that count."""
+        if not self.observer.settled():
+            self.armed = False
+            return ()
+        if self.armed:
+            return over
+        if len(over):
+            names = [self.ctrl.base_model.joint_names[i] for i in over]
+            self.throttle.warning('not armed', f'collision detection not armed yet: external '
+                                  f'torques {np.round(r[over], 2).tolist()} N m on {names} over '
+                                  f'the thresholds since the estimate started (brakes on? '
+                                  f'commands not reaching the drives?); it arms once they are '
+                                  f'under')
+            return ()
+        self.armed = True
+        self.get_logger().info('collision detection armed: the external torque estimate has '
+                               'settled under the thresholds')
+        return ()
+
     @_locked
     def _on_reset_collision(self, request, response):
         ctrl = self.ctrl
@@ -573,7 +598,9 @@ class FeedforwardNode(Node):
         self.collided = False
         response.success = True
         response.message = ('collision reaction ended' if was else 'no collision reaction was '
-                            'active') + '; collision detection armed'
+                            'active') + ('; collision detection armed' if self.armed else
+                                         '; collision detection arms once the estimate has '
+                                         'settled under the thresholds')
         self.get_logger().info(response.message)
         return response
 
