@@ -130,7 +130,7 @@ install_pkg() {
   # Compile the numba kernels once now, so that the first run (or the first test) does not pay it.
   ros_env
   "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d; d.warmup()
-from robot_dynamics_ros.control import observer  # declares feedforward_node's observer kernel
+from robot_dynamics_ros.control import observer  # declares the observer kernel of feedforward_node
 d.compile_kernels(["observer_step"])
 from robot_dynamics_ros.simulation import Simulator
 s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])'
