@@ -592,15 +592,25 @@ def _from_cache(name):
     return kernel
 
 
+def _loaded(name):
+    """Return the compiled entry point ``name`` (loading it from the cache now), or None."""
+    fn = ENTRY_POINTS[name][0]
+    kernel = fn.__globals__[name]
+    if not isinstance(kernel, Dispatcher):
+        kernel = _from_cache(name)
+        if kernel is not None:
+            fn.__globals__[name] = kernel
+    return kernel
+
+
 def compile_kernels(names=None):
     """Compile (or load from the cache) the entry points ``names`` (all); return them."""
     out = []
     for name in ENTRY_POINTS if names is None else names:
-        fn, signature = ENTRY_POINTS[name]
-        kernel = fn.__globals__[name]
-        if not isinstance(kernel, Dispatcher):
-            kernel = _from_cache(name) or njit([signature], cache=True)(fn)
-            fn.__globals__[name] = kernel
+        kernel = _loaded(name)
+        if kernel is None:
+            fn, signature = ENTRY_POINTS[name]
+            kernel = fn.__globals__[name] = njit([signature], cache=True)(fn)
         out.append(kernel)
     return out
 
@@ -612,16 +622,7 @@ def load_cached(names):
     Nothing compiles here: an entry point missing from the cache (a fresh install) is returned
     for the caller to compile now, or elsewhere with ``compile_in_background``.
     """
-    missing = []
-    for name in names:
-        home = ENTRY_POINTS[name][0].__globals__
-        if not isinstance(home[name], Dispatcher):
-            kernel = _from_cache(name)
-            if kernel is None:
-                missing.append(name)
-            else:
-                home[name] = kernel
-    return missing
+    return [name for name in names if _loaded(name) is None]
 
 
 def compile_in_background(names, done):
