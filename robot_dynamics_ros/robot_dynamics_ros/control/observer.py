@@ -150,14 +150,28 @@ class MomentumObserver:
         self.max_interval, self.gap_factor = max_interval, gap_factor
         self._settle_time = 5.0 / g.min()
 
-    max_interval = property(lambda self: self._sc[MAX_INTERVAL],
-                            lambda self, x: self._sc.__setitem__(MAX_INTERVAL, float(x)),
-                            doc='an interval longer than this (s) is a gap')
-    gap_factor = property(lambda self: self._sc[GAP_FACTOR],
-                          lambda self, x: self._sc.__setitem__(GAP_FACTOR, float(x)),
-                          doc='an interval longer than this times the recent median is a gap')
-    skipped = property(lambda self: int(self._sc[SKIPPED]),
-                       doc='how many samples started again (gaps, clock going back)')
+    @property
+    def max_interval(self):
+        """Return the interval (s) beyond which a sample is a gap."""
+        return self._sc[MAX_INTERVAL]
+
+    @max_interval.setter
+    def max_interval(self, seconds):
+        self._sc[MAX_INTERVAL] = seconds
+
+    @property
+    def gap_factor(self):
+        """Return the multiple of the recent median interval beyond which a sample is a gap."""
+        return self._sc[GAP_FACTOR]
+
+    @gap_factor.setter
+    def gap_factor(self, factor):
+        self._sc[GAP_FACTOR] = factor
+
+    @property
+    def skipped(self):
+        """Return how many samples started the estimate again (gaps, a clock that went back)."""
+        return int(self._sc[SKIPPED])
 
     def reset(self):
         """Start again from zero at the next sample."""
