@@ -548,9 +548,7 @@ class FeedforwardNode(Node):
         # detection is armed once the estimate has settled (5 / K_O of samples since it started)
         # under the thresholds: what held the arm until then (brakes, drives the commands do not
         # reach yet) shows as external torques and must not count as a collision
-        over = over_threshold(r, self.thresholds) if self.watched else ()
-        if len(over) or self.watched and not self.armed:
-            over = self._arming(r, over)
+        over = self._detected(r) if self.watched else ()
         if len(over) and not self.collided:
             self.collided = True
             names = [ctrl.base_model.joint_names[i] for i in over]
@@ -567,11 +565,12 @@ class FeedforwardNode(Node):
                 f'the thresholds {self.thresholds[over].tolist()}; reaction {reaction}' +
                 (' until ~/reset_collision' if reaction != 'none' else ''))
 
-    def _arming(self, r, over):
+    def _detected(self, r):
         """Arm or disarm collision detection; return the joints over threshold that count."""
         if not self.observer.settled():
             self.armed = False
             return ()
+        over = over_threshold(r, self.thresholds)
         if self.armed:
             return over
         if len(over):
