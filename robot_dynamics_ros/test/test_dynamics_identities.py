@@ -68,7 +68,7 @@ def test_handc_gives_crba_and_the_rnea_bias_with_external_wrenches(robot):
 
     def id_(q, qd, qdd, f_ext):         # the RNEA kernel with body wrenches (n, 6)
         tau = np.empty(m.n)
-        rnea_one(m._model, m._ws, q, qd, qdd, f_ext, tau)
+        rnea_one(m._data, q, qd, qdd, f_ext, tau)
         return tau
     for q, qd, qdd in zip(*states(m)):
         f_ext = rng.normal(size=(m.n, 6))

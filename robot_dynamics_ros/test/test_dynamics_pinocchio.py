@@ -117,12 +117,14 @@ def test_model_structure_matches_pinocchio(robot):
 
 def test_changed_gravity_matches_pinocchio(robot):
     name, model, _ = robot
+    q = random_states(model, np.random.default_rng(3), 1)[0][0]
+    before = gravity_torques(model, q)
     m = model.copy()
     m.gravity = [1.0, -2.0, -3.0]
     pin_ = Oracle(robot_urdf(name), m)
-    q = random_states(m, np.random.default_rng(3), 1)[0][0]
     assert_rel(gravity_torques(m, q), pin_.gravity(q), f'{name} gravity (1, -2, -3)')
     assert model.gravity.tolist() == [0.0, 0.0, -9.81]
+    assert np.array_equal(gravity_torques(model, q), before)      # the copy has its own buffer
 
 
 @pytest.mark.parametrize('name', ['panda', 'ur5', 'talos_left_arm'])

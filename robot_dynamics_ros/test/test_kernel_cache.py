@@ -40,7 +40,7 @@ arm = RobotModel.from_urdf_file(example_urdf('planar_2r'))
 q = np.array([0.3, -0.4])
 out = {'missing': missing, 'g': gravity_torques(arm, q).tolist()}
 try:
-    kernels.gravity_one(arm._model, arm._ws, np.zeros(2, dtype=np.int64), np.zeros(2))
+    kernels.gravity_one(arm._data, np.zeros(2, dtype=np.int64), np.zeros(2))
     out['int_state'] = 'accepted'
 except TypeError:
     out['int_state'] = 'TypeError'

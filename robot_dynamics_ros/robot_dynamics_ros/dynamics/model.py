@@ -31,7 +31,8 @@ KDL's, robot_state_publisher's and MoveIt's; for a serial arm it is the URDF's.
 
 The model is immutable (its arrays are read-only) except ``gravity``. The compiled kernels read a
 packed copy of these arrays (``_model``, see ``kernels.py``) and write a per-model
-workspace ``_ws``; a model is therefore not to be used from two threads at once (``copy()`` gives
+workspace (``_ws``, ``_ws_c``), all three views of one buffer ``_data`` that the kernels' entry
+points take; a model is therefore not to be used from two threads at once (``copy()`` gives
 each thread its own).
 """
 import math
@@ -221,11 +222,10 @@ class RobotModel:
         I = self.I  # noqa: E741
         self.mass = _frozen(I[:, 5, 5])
         self.h = _frozen(np.stack([I[:, 2, 4], I[:, 0, 5], I[:, 1, 3]], axis=1))
-        self._model = kernels.pack_model(self.parent, self.jtype, self.S, self.Xtree_E,
-                                         self.Xtree_r, self.axis, self.mass, self.h,
-                                         I[:, :3, :3], self.armature, np.zeros(6))
-        self._ws = kernels.workspace(n)
-        self._ws_c = kernels.coriolis_workspace(n)
+        self._data = kernels.data_buffer(kernels.pack_model(
+            self.parent, self.jtype, self.S, self.Xtree_E, self.Xtree_r, self.axis, self.mass,
+            self.h, I[:, :3, :3], self.armature, np.zeros(6)))
+        self._model, self._ws, self._ws_c = kernels.split(self._data)
         self._zeros = np.zeros(n)               # qdd of bias_torques
         self._no_f_ext = np.zeros((n, 6))       # f_ext when there is none
         self.gravity = gravity
@@ -245,9 +245,7 @@ class RobotModel:
         a_grav = np.zeros(6)
         a_grav[3:] = g
         self.a_grav = _frozen(a_grav)
-        model = self._model.copy()          # a_grav is the packed buffer's last 6 entries
-        model[-6:] = a_grav
-        self._model = _frozen(model)
+        self._data[self._model.size - 6:self._model.size] = a_grav   # the packed model's last 6
 
     def index(self, joint_name):
         """Position of a movable joint in q, qd, qdd and tau."""
@@ -267,8 +265,8 @@ class RobotModel:
         """Return a model with the same data and its own workspace (one per thread)."""
         other = object.__new__(RobotModel)
         other.__dict__.update(self.__dict__)
-        other._ws = np.zeros_like(self._ws)
-        other._ws_c = np.zeros_like(self._ws_c)
+        other._data = self._data.copy()
+        other._model, other._ws, other._ws_c = kernels.split(other._data)
         other._zeros = np.zeros_like(self._zeros)
         other._no_f_ext = np.zeros_like(self._no_f_ext)
         return other
