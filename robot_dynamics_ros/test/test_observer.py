@@ -170,7 +170,7 @@ def test_gains_and_reset():
     # a stall right after the first sample (a node compiling its kernels, brakes still on): the
     # gap is left out and does not count towards settling; the intervals around it do
     observer.reset()
-    observer.update(q, z, g, 20.0)
+    observer.update(q, z, g, 20)                   # an int time: converted, as a float would be
     for t in np.arange(0.0, 0.03, 1e-3):          # 1 ms intervals: the recent ones
         observer.update(q, z, g, 20.0 + t + 1e-3)
     observer.update(q, z, g, 21.0)                 # 0.97 s later: a gap
