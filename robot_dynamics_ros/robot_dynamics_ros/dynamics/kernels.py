@@ -49,8 +49,8 @@ from numba.core.registry import CPUDispatcher as Dispatcher
 from numba.core.runtime import rtsys
 from numba.extending import intrinsic
 
-from .spatial import (XTforce_add, XTIX_add, Xmotion, congruence_add, crf_add, crm_add, dot6,
-                      Imul, inertia6, jcalc, matvec6, plux6)
+from .spatial import (XTforce, XTforce_add, XTIX_add, Xmotion, congruence_add, crf_add, crm_add,
+                      dot6, Imul, inertia6, jcalc, matvec6, plux6)
 
 # ---- the packed layouts -------------------------------------------------------------------------
 # model buffer: parent, jtype (2,n) | S (n,6) | Xtree (n,4,3) = [E; r] | axis (n,3)
@@ -266,7 +266,7 @@ def _crba(model, ws, H):
     """Run the composite-rigid-body pass of ``HandC.m`` on the Xup already in ``ws``."""
     n = H.shape[0]
     parent, _, S, _, _, I, armature, _ = _model(model, n)
-    Xup, _, _, fh, t = _ws_rnea(ws, n)
+    Xup, _, _, fh, _ = _ws_rnea(ws, n)
     IC = _view(ws, 30 * n + 12, (n, 4, 4))     # composite inertias, [Ibar h; h^T m] like I
     for i in range(n):
         for j in range(4):                                              # IC[i] = I[i]
@@ -281,11 +281,7 @@ def _crba(model, ws, H):
         H[i, i] = dot6(S[i], fh[i]) + armature[i]
         j = i
         while parent[j] >= 0:
-            for k in range(6):
-                t[0, k] = 0.0
-            XTforce_add(t[0], Xup[j], fh[i])                            # fh = Xup[j]^T fh
-            for k in range(6):
-                fh[i, k] = t[0, k]
+            XTforce(fh[i], Xup[j], fh[i])                               # fh = Xup[j]^T fh
             j = int(parent[j])
             H[i, j] = dot6(S[j], fh[i])
             H[j, i] = H[i, j]
