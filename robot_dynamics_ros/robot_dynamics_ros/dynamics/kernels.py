@@ -55,6 +55,8 @@ from .spatial import (XTforce, XTforce_add, XTIX_add, Xmotion, congruence_add, c
 # ---- the packed layouts -------------------------------------------------------------------------
 # model buffer: parent, jtype (2,n) | S (n,6) | Xtree (n,4,3) = [E; r] | axis (n,3)
 #               | I (n,4,4) = [Ibar h; h^T m] | armature (n) | a_grav (6)
+#               jtype packed: 0 revolute, 1 prismatic, 2 + k revolute about +-coordinate axis k
+#               (x, y, z: most joints; ``jcalc`` then rotates two rows instead of three)
 # workspace:    Xup (n,4,3) | v, a, f (n,6) | t (2,6) | IA (n,6,6) | pA, U, c (n,6) | du (n,2)
 #               | X (n,6,6) | T (6,6)
 _WS_PER_BODY = 12 + 18 + 36 + 18 + 2 + 36
@@ -71,6 +73,11 @@ def pack_model(parent, jtype, S, Etree, rtree, axis, mass, h, Ibar, armature, a_
     I[:, :3, 3] = h
     I[:, 3, :3] = h
     I[:, 3, 3] = mass
+    jtype = np.array(jtype, dtype=np.float64)
+    for i in range(n):
+        k = np.flatnonzero(axis[i])
+        if jtype[i] == 0 and len(k) == 1 and abs(axis[i][k[0]]) == 1.0:
+            jtype[i] = 2 + k[0]
     parts = [np.ascontiguousarray(x, dtype=np.float64).ravel()
              for x in (parent, jtype, S, Xtree, axis, I, armature, a_grav)]
     return np.concatenate(parts)

@@ -122,10 +122,22 @@ def jcalc(Xup, jtype, axis, q, Xtree):
     """
     Xup = XJ(q) Xtree (spatial_v2 ``jcalc``).
 
-    Revolute: XJ = rot(axis, q); prismatic: XJ = xlt(axis q).
+    Revolute: XJ = rot(axis, q); prismatic: XJ = xlt(axis q). ``jtype`` as packed: 0 revolute,
+    1 prismatic, 2 + k revolute about the coordinate axis k (``axis[k]`` = +-1).
     """
     E, r, Etree, rtree = Xup, Xup[3], Xtree, Xtree[3]
-    if jtype == 0:
+    if jtype >= 2:
+        # about axis a = x, y or z: E_J = rot_a(+-q)^T leaves row a of Etree and turns rows b, d
+        a = int(jtype) - 2
+        b, d = (a + 1) % 3, (a + 2) % 3
+        c, s = math.cos(q), math.sin(q) * axis[a]
+        for k in range(3):
+            xb, xd = Etree[b, k], Etree[d, k]
+            E[a, k] = Etree[a, k]
+            E[b, k] = c * xb + s * xd
+            E[d, k] = c * xd - s * xb
+            r[k] = rtree[k]
+    elif jtype == 0:
         # E_J = R(axis, q)^T (Rodrigues); E = E_J Etree, r = rtree
         c, s = math.cos(q), math.sin(q)
         t = 1.0 - c
