@@ -73,3 +73,45 @@ def test_a_cached_kernel_loads_without_compiling_and_computes_the_same(tmp_path)
     assert first['int_state'] == second['int_state'] == 'TypeError'
     # a kernel the cache lacks still compiles after a cached load
     np.testing.assert_allclose(second['M'], M, rtol=1e-12)
+
+
+# A process on a copy of the package: load the observer's kernel (control/observer.py, which calls
+# the core's momentum kernel) from the cache, compiling it when the cache lacks it or is stale.
+CROSS_FILE = r'''
+import json
+from robot_dynamics_ros.dynamics import kernels
+from robot_dynamics_ros.control import observer
+missing = kernels.load_cached(['observer_step'])
+kernels.compile_kernels(['observer_step'])
+print(json.dumps({'missing': missing, 'file': observer.__file__}))
+'''
+
+
+def test_a_change_of_the_core_invalidates_the_cached_functions_of_other_files(tmp_path):
+    """
+    Numba keys a cached function by its own file; ours are keyed by the core's files too.
+
+    Otherwise an update of kernels.py or spatial.py alone would leave the simulator and the
+    observer running their old machine code, the old core compiled in (dynamics/cache.py).
+    """
+    import shutil
+    import robot_dynamics_ros
+    copy = tmp_path / 'pkg' / 'robot_dynamics_ros'
+    shutil.copytree(os.path.dirname(robot_dynamics_ros.__file__), copy,
+                    ignore=shutil.ignore_patterns('__pycache__'))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'cache'),
+               PYTHONPATH=os.pathsep.join([str(copy.parent), os.environ.get('PYTHONPATH', '')]))
+
+    def run():
+        proc = subprocess.run([sys.executable, '-c', CROSS_FILE], capture_output=True,
+                              text=True, env=env, timeout=300)
+        assert proc.returncode == 0, proc.stderr
+        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        assert out['file'].startswith(str(copy))
+        return out['missing']
+    assert run() == ['observer_step']                   # an empty cache: compiled
+    assert run() == []                                  # cached
+    with open(copy / 'dynamics' / 'spatial.py', 'a') as f:
+        f.write('\n# a change of the core\n')
+    assert run() == ['observer_step']                   # stale: compiled again
+    assert run() == []

@@ -49,6 +49,7 @@ from numba.core.registry import CPUDispatcher as Dispatcher
 from numba.core.runtime import rtsys
 from numba.extending import intrinsic
 
+from . import cache  # noqa: F401 (first: numba's cache keyed by the core's sources too)
 from .spatial import (XTforce, XTforce_add, XTIX_add, Xmotion, congruence_add, crf_add, crm_add,
                       dot6, Imul, inertia6, jcalc, matvec6, plux6)
 
