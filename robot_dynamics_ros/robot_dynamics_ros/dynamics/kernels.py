@@ -36,6 +36,12 @@ its branches pruned, as the gravity kernel (bias torques pass qdd = 0; no f_ext 
 ``f_ext`` is the (n, 6) spatial force [moment; force] per body, in body coordinates, that the
 environment applies to the body.
 Batches loop over a leading axis in compiled code.
+
+The algorithms are compiled with ``fastmath={'contract'}``: a multiply and an add become one
+fused multiply-add where the CPU has it (one rounding instead of two; nothing else of fast-math,
+no reassociation, NaN and inf kept). Measured: rnea 10-13 % faster (talos, per point of a batch,
+2.49 -> 2.16 us), agreement with Pinocchio unchanged (worst relative error over 200 states of
+ur5, panda and talos: rnea 2.6e-15, crba 8.6e-16; 3.5e-15 and 8.6e-16 without).
 """
 import subprocess
 import sys
@@ -203,7 +209,7 @@ def _ws_aba(ws, n):
 
 # ---- the algorithms, in spatial_v2's terms ------------------------------------------------------
 
-@njit(cache=True)
+@njit(cache=True, fastmath={'contract'})
 def ID(model, ws, q, qd, qdd, f_ext, tau):
     """Compute inverse dynamics tau by the recursive Newton-Euler algorithm (``ID.m``)."""
     n = tau.shape[0]
@@ -247,7 +253,7 @@ def ID(model, ws, q, qd, qdd, f_ext, tau):
             XTforce_add(f[p], Xup[i], f[i])                             # f[p] += Xup[i]^T f[i]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={'contract'})
 def HandC_H(model, ws, q, H):
     """H(q), the joint-space mass matrix, by the composite-rigid-body algorithm (``HandC.m``)."""
     n = H.shape[0]
@@ -258,7 +264,7 @@ def HandC_H(model, ws, q, H):
     _crba(model, ws, H)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={'contract'})
 def HandC(model, ws, q, qd, f_ext, H, C):
     """
     H(q) and the bias C(q, qd, f_ext) = ID(q, qd, 0, f_ext) together (``HandC.m``).
@@ -269,7 +275,7 @@ def HandC(model, ws, q, qd, f_ext, H, C):
     _crba(model, ws, H)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={'contract'})
 def _crba(model, ws, H):
     """Run the composite-rigid-body pass of ``HandC.m`` on the Xup already in ``ws``."""
     n = H.shape[0]
@@ -295,7 +301,7 @@ def _crba(model, ws, H):
             H[j, i] = H[i, j]
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={'contract'})
 def FDab(model, ws, q, qd, tau, f_ext, qdd):
     """
     Forward dynamics by the articulated-body algorithm (``FDab.m``): qdd = FD(q, qd, tau).
@@ -401,7 +407,7 @@ def coriolis_workspace(n):
     return np.zeros(n * _WC_PER_BODY + 3 * 36)
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={'contract'})
 def Coriolis_C(model, ws, wc, q, qd, C):
     """
     Compute C(q, qd) with C qd = c(q, qd) and dM/dt - 2C skew-symmetric (Christoffel-consistent).
@@ -533,7 +539,7 @@ def Coriolis_C(model, ws, wc, q, qd, C):
     return 0
 
 
-@njit(cache=True)
+@njit(cache=True, fastmath={'contract'})
 def momentum(model, ws, q, qd, p, beta):
     """
     Compute the generalized momentum p = M(q) qd without M: S_i . (subtree's I v).
