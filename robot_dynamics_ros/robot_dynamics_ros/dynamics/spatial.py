@@ -50,33 +50,32 @@ def Xmotion(out, X, m):
 
 
 @_inline
-def XTforce_add(out, X, f):
-    """Add X^T f to out:  f' = E^T f,  n' = E^T n + r x f'."""
+def _XTf(X, f):
+    """X^T f as six numbers:  f' = E^T f,  n' = E^T n + r x f' (every entry of f read first)."""
     E, r = X, X[3]
     n0, n1, n2, g0, g1, g2 = f[0], f[1], f[2], f[3], f[4], f[5]
     F0 = E[0, 0] * g0 + E[1, 0] * g1 + E[2, 0] * g2
     F1 = E[0, 1] * g0 + E[1, 1] * g1 + E[2, 1] * g2
     F2 = E[0, 2] * g0 + E[1, 2] * g1 + E[2, 2] * g2
-    out[0] += E[0, 0] * n0 + E[1, 0] * n1 + E[2, 0] * n2 + r[1] * F2 - r[2] * F1
-    out[1] += E[0, 1] * n0 + E[1, 1] * n1 + E[2, 1] * n2 + r[2] * F0 - r[0] * F2
-    out[2] += E[0, 2] * n0 + E[1, 2] * n1 + E[2, 2] * n2 + r[0] * F1 - r[1] * F0
-    out[3] += F0
-    out[4] += F1
-    out[5] += F2
+    return (E[0, 0] * n0 + E[1, 0] * n1 + E[2, 0] * n2 + r[1] * F2 - r[2] * F1,
+            E[0, 1] * n0 + E[1, 1] * n1 + E[2, 1] * n2 + r[2] * F0 - r[0] * F2,
+            E[0, 2] * n0 + E[1, 2] * n1 + E[2, 2] * n2 + r[0] * F1 - r[1] * F0, F0, F1, F2)
+
+
+@_inline
+def XTforce_add(out, X, f):
+    """Add X^T f to out."""
+    y = _XTf(X, f)
+    for k in range(6):
+        out[k] += y[k]
 
 
 @_inline
 def XTforce(out, X, f):
-    """Compute out = X^T f (``out`` may be ``f``: every entry is read before one is written)."""
-    E, r = X, X[3]
-    n0, n1, n2, g0, g1, g2 = f[0], f[1], f[2], f[3], f[4], f[5]
-    F0 = E[0, 0] * g0 + E[1, 0] * g1 + E[2, 0] * g2
-    F1 = E[0, 1] * g0 + E[1, 1] * g1 + E[2, 1] * g2
-    F2 = E[0, 2] * g0 + E[1, 2] * g1 + E[2, 2] * g2
-    out[0] = E[0, 0] * n0 + E[1, 0] * n1 + E[2, 0] * n2 + r[1] * F2 - r[2] * F1
-    out[1] = E[0, 1] * n0 + E[1, 1] * n1 + E[2, 1] * n2 + r[2] * F0 - r[0] * F2
-    out[2] = E[0, 2] * n0 + E[1, 2] * n1 + E[2, 2] * n2 + r[0] * F1 - r[1] * F0
-    out[3], out[4], out[5] = F0, F1, F2
+    """Compute out = X^T f (``out`` may be ``f``)."""
+    y = _XTf(X, f)
+    for k in range(6):
+        out[k] = y[k]
 
 
 @_inline
