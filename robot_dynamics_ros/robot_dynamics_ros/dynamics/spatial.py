@@ -65,17 +65,19 @@ def _XTf(X, f):
 @_inline
 def XTforce_add(out, X, f):
     """Add X^T f to out."""
-    y = _XTf(X, f)
-    for k in range(6):
-        out[k] += y[k]
+    y0, y1, y2, y3, y4, y5 = _XTf(X, f)
+    out[0] += y0
+    out[1] += y1
+    out[2] += y2
+    out[3] += y3
+    out[4] += y4
+    out[5] += y5
 
 
 @_inline
 def XTforce(out, X, f):
     """Compute out = X^T f (``out`` may be ``f``)."""
-    y = _XTf(X, f)
-    for k in range(6):
-        out[k] = y[k]
+    out[0], out[1], out[2], out[3], out[4], out[5] = _XTf(X, f)
 
 
 @_inline
