@@ -19,6 +19,7 @@ The console script with the shipped YAML, and Pinocchio as the oracle for every 
 publishes.
 """
 import os
+import time
 
 import numpy as np
 import pytest
@@ -489,9 +490,16 @@ def test_no_description_publishes_nothing(ros, tmp_path):
         assert proc.wait_log('waiting for robot_description', 20), proc.log()
         js = peer.node.create_publisher(JointState, '/lonely/joint_states', 10)
         assert peer.spin_until(lambda: js.get_subscription_count() > 0, 10)
-        for _ in range(30):
-            js.publish(JointState(name=['a'], position=[0.0]))
-            peer.spin(0.02)
+
+        def publish(seconds):
+            end = time.monotonic() + seconds
+            while time.monotonic() < end:
+                js.publish(JointState(name=['a'], position=[0.0]))
+                peer.spin(0.02)
+        # a description usually comes a little after the first joint_states: no warning at once
+        publish(1.0)
+        assert 'no valid robot_description yet' not in proc.log(), proc.log()
+        publish(4.0)            # then one warning, after 3 s of joint_states without one
         assert peer.commands == []
         log = proc.log()
         assert log.count('no valid robot_description yet') == 1, log

@@ -144,6 +144,9 @@ TORQUE_SOURCES = ('auto', 'measured', 'commanded')
 OBSERVER_KERNELS = ['observer_step']            # what MomentumObserver.update runs
 SCALINGS = ('off', 'reject', 'scale')
 JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+# joint_states without a model for this long (s) is worth a warning; a healthy launch gets its
+# description a little after the first joint_states (DDS matching), up to ~2.9 s measured
+NO_MODEL_GRACE = 3.0
 
 
 def _locked(method):
@@ -199,6 +202,7 @@ class FeedforwardNode(Node):
         self.gaps = collections.deque(maxlen=20)
         self.last_update = None
         self._warned = set()
+        self._no_model_since = None         # when joint_states first came without a model
         self.throttle = Throttle(self.get_logger())
         self._declaring = False
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
@@ -437,12 +441,15 @@ class FeedforwardNode(Node):
 
     @_locked
     def _on_joint_states(self, msg):
-        ctrl = self.ctrl
+        ctrl, now = self.ctrl, time.monotonic()
         if ctrl is None:
-            self._once('no-model', 'joint_states arrive but there is no valid robot_description '
-                                   'yet: publishing nothing')
+            if self._no_model_since is None:
+                self._no_model_since = now
+            elif now - self._no_model_since >= NO_MODEL_GRACE:
+                self._once('no-model', f'joint_states have arrived for {NO_MODEL_GRACE:g} s but '
+                                       f'there is no valid robot_description yet: publishing '
+                                       f'nothing')
             return
-        now = time.monotonic()
         try:
             n_model, n_cmd = ctrl.update_state(msg.name, msg.position, msg.velocity, now)
         except ValueError as e:
