@@ -42,7 +42,7 @@ import math
 from numba import njit, types
 import numpy as np
 
-from ..dynamics.kernels import entry_point, momentum as momentum_kernel
+from ..dynamics.kernels import entry_point, momentum as momentum_kernel, split_data
 
 # The observer's state lives in three arrays that its compiled step updates in place:
 R, P0, W0, WB, P, W, GAIN = range(7)    # rows of vec (n each): r; p and w = C^T qd - g of the last
@@ -77,12 +77,11 @@ def _restart(vec, sc, t):
         vec[P0, i], vec[W0, i] = vec[P, i], vec[W, i]
 
 
-@entry_point(types.void(types.Array(types.float64, 1, 'C', readonly=True), _F1, _F1, _F1, _F1,
-                        types.float64, _F2, _F1, _F2))
-def observer_step(model, ws, q, qd, tau, t, vec, sc, iv):
+@entry_point(types.void(_F1, _F1, _F1, _F1, types.float64, _F2, _F1, _F2))
+def observer_step(data, q, qd, tau, t, vec, sc, iv):
     """MomentumObserver.update in compiled code: one sample (see the module's docstring)."""
-    n = vec.shape[1]
-    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n:
+    n, model, ws, _ = split_data(data)      # the model's one array, as every entry point
+    if q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or vec.shape[1] != n:
         raise ValueError('q, qd and tau must have one value per joint')
     p, w = vec[P], vec[W]
     momentum_kernel(model, ws, q, qd, p, w)      # w = beta = g - C^T qd
@@ -200,14 +199,14 @@ class MomentumObserver:
         """
         args = (self._vec, self._sc, self._iv)
         try:
-            observer_step(self.model._model, self.model._ws, q, qd, tau, t, *args)
+            observer_step(self.model._data, q, qd, tau, t, *args)
         except (TypeError, ValueError):     # not float64 arrays of n (the fast path): convert
             n = self.model.n
             q, qd, tau = (np.array(x, dtype=float) for x in (q, qd, tau))   # writable copies
             if q.shape != (n,) or qd.shape != (n,) or tau.shape != (n,):
                 raise ValueError(f'q, qd and tau must have shape ({n},), got {q.shape}, '
                                  f'{qd.shape}, {tau.shape}') from None
-            observer_step(self.model._model, self.model._ws, q, qd, tau, float(t), *args)
+            observer_step(self.model._data, q, qd, tau, float(t), *args)
         return self.r
 
 

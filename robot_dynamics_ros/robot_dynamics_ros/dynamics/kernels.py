@@ -25,11 +25,12 @@ An algorithm gets two arrays besides the state:
 - ``ws``: one flat float64 workspace; ``_ws_rnea``/``_ws_aba`` unpack it (``Xup``, ``v``, ``a``,
   ``f``, ``IA``, ``pA``, ``U``, ``c``, ``d``, ``u``, scratch). The kernels allocate nothing.
 
-The entry points that Python calls (the end of this file) get both, and the Coriolis kernel's
-scratch, as one array ``data`` (``data_buffer``; ``RobotModel._data``), split in compiled code by
-``_split``: numba's dispatcher checks the type of every argument of every call, ~50 ns each, and
-a read-only array takes a slower path (~80 ns more): one writable argument instead of three
-saves ~0.2 us a call (measured), a sixth of a 6-joint gravity call.
+The entry points that Python calls (the end of this file, and other layers' such as the
+observer's) get both, and the Coriolis kernel's scratch, as one array ``data`` (``data_buffer``;
+``RobotModel._data``), split in compiled code by ``split_data``: numba's dispatcher checks the
+type of every argument of every call, ~50 ns each, and a read-only array takes a slower path
+(~80 ns more): one writable argument instead of three saves ~0.2 us a call (measured), a sixth
+of a 6-joint gravity call.
 
 ``ID`` is compiled twice: with ``qd``, ``qdd`` and ``f_ext`` arrays, and with all three ``None``,
 its branches pruned, as the gravity kernel (bias torques pass qdd = 0; no f_ext passes zeros).
@@ -66,7 +67,13 @@ from .spatial import (XTforce, XTforce_add, XTIX_add, Xmotion, congruence_add, c
 #               (x, y, z: most joints; ``jcalc`` then rotates two rows instead of three)
 # workspace:    Xup (n,4,3) | v, a, f (n,6) | t (2,6) | IA (n,6,6) | pA, U, c (n,6) | du (n,2)
 #               | X (n,6,6) | T (6,6)
-_WS_PER_BODY = 12 + 18 + 36 + 18 + 2 + 36
+# Coriolis:     X0 (n,4,3) | Sw, Sd, v (n,6) | Ic (n,4,4) | Bc (n,6,6) | 3 6x6
+# data:         model | workspace | Coriolis scratch (what the entry points take)
+_MODEL_PER_BODY, _MODEL_FIXED = 2 + 6 + 12 + 3 + 16 + 1, 6
+_WS_PER_BODY, _WS_FIXED = 12 + 18 + 36 + 18 + 2 + 36, 12 + 36
+_WC_PER_BODY, _WC_FIXED = 12 + 18 + 16 + 36, 3 * 36
+_DATA_PER_BODY = _MODEL_PER_BODY + _WS_PER_BODY + _WC_PER_BODY
+_DATA_FIXED = _MODEL_FIXED + _WS_FIXED + _WC_FIXED
 
 
 def pack_model(parent, jtype, S, Etree, rtree, axis, mass, h, Ibar, armature, a_grav):
@@ -91,25 +98,23 @@ def pack_model(parent, jtype, S, Etree, rtree, axis, mass, h, Ibar, armature, a_
 
 
 def workspace(n):
-    return np.zeros(n * _WS_PER_BODY + 12 + 36)
+    return np.zeros(n * _WS_PER_BODY + _WS_FIXED)
 
 
-_MODEL_PER_BODY = 2 + 6 + 12 + 3 + 16 + 1
-_WC_PER_BODY = 12 + 18 + 16 + 36
-_DATA_PER_BODY = _MODEL_PER_BODY + _WS_PER_BODY + _WC_PER_BODY
-_DATA_FIXED = 6 + 48 + 3 * 36
+def coriolis_workspace(n):
+    """Coriolis kernel scratch (the layout above)."""
+    return np.zeros(n * _WC_PER_BODY + _WC_FIXED)
 
 
 def data_buffer(model):
     """Return the entry points' ``data``: a packed ``model``, then its two workspaces (zeros)."""
-    n = (model.shape[0] - 6) // _MODEL_PER_BODY
+    n = (model.shape[0] - _MODEL_FIXED) // _MODEL_PER_BODY
     return np.concatenate([model, workspace(n), coriolis_workspace(n)])
 
 
-def split(data):
+def data_views(data):
     """Return views of ``data``'s packed model (read-only), workspace and Coriolis scratch."""
-    n = (data.shape[0] - _DATA_FIXED) // _DATA_PER_BODY
-    a, b = n * _MODEL_PER_BODY + 6, n * (_MODEL_PER_BODY + _WS_PER_BODY) + 6 + 48
+    _, a, b = _layout.py_func(data.shape[0])
     model = data[:a]
     model.flags.writeable = False
     return model, data[a:b], data[b:]
@@ -159,16 +164,17 @@ def _readonly(typingctx, a):
 
 
 @njit(cache=True, inline='always')
-def _nbodies(model):
-    return (model.shape[0] - 6) // _MODEL_PER_BODY
+def _layout(size):
+    """Return n and where the workspace and Coriolis scratch start in a ``data`` of ``size``."""
+    n = (size - _DATA_FIXED) // _DATA_PER_BODY
+    a = n * _MODEL_PER_BODY + _MODEL_FIXED
+    return n, a, a + n * _WS_PER_BODY + _WS_FIXED
 
 
 @njit(cache=True, inline='always')
-def _split(data):
+def split_data(data):
     """Return n and the views model (read-only), ws and wc of an entry point's ``data``."""
-    n = (data.shape[0] - _DATA_FIXED) // _DATA_PER_BODY
-    a = n * _MODEL_PER_BODY + 6
-    b = a + n * _WS_PER_BODY + 48
+    n, a, b = _layout(data.shape[0])
     return (n, _readonly(_view(data, 0, (a,))), _view(data, a, (b - a,)),
             _view(data, b, (data.shape[0] - b,)))
 
@@ -400,11 +406,6 @@ def _minus_skew_add(out, r, c, x, y, z, s):
     out[r + 1, c + 2] += s * x
     out[r + 2, c] += s * y
     out[r + 2, c + 1] -= s * x
-
-
-def coriolis_workspace(n):
-    """Coriolis kernel scratch: X0 (n,4,3) | Sw, Sd, v (n,6) | Ic (n,4,4) | Bc (n,6,6) | 3 6x6."""
-    return np.zeros(n * _WC_PER_BODY + 3 * 36)
 
 
 @njit(cache=True, fastmath={'contract'})
@@ -762,35 +763,35 @@ def _row(x, k):
 
 @entry_point(_sig(1, 1, 1, 2, 1))
 def rnea_one(data, q, qd, qdd, f_ext, tau):
-    n, model, ws, _ = _split(data)
+    n, model, ws, _ = split_data(data)
     _check(n, q), _check(n, qd), _check(n, qdd), _check(n, tau), _check_dims(f_ext, n, 6)
     ID(model, ws, q, qd, qdd, f_ext, tau)
 
 
 @entry_point(_sig(1, 1))
 def gravity_one(data, q, tau):
-    n, model, ws, _ = _split(data)
+    n, model, ws, _ = split_data(data)
     _check(n, q), _check(n, tau)
     ID(model, ws, q, None, None, None, tau)
 
 
 @entry_point(_sig(1, 2))
 def crba_one(data, q, H):
-    n, model, ws, _ = _split(data)
+    n, model, ws, _ = split_data(data)
     _check(n, q), _check_dims(H, n, n)
     HandC_H(model, ws, q, H)
 
 
 @entry_point(_sig(1, 1, 1, 2, 1, ret=types.int64))
 def aba_one(data, q, qd, tau, f_ext, qdd):
-    n, model, ws, _ = _split(data)
+    n, model, ws, _ = split_data(data)
     _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)
     return FDab(model, ws, q, qd, tau, f_ext, qdd)
 
 
 @entry_point(_sig(1, 1, 2))
 def coriolis_one(data, q, qd, C):
-    n, model, ws, wc = _split(data)
+    n, model, ws, wc = split_data(data)
     _check(n, q), _check(n, qd), _check_dims(C, n, n)
     for i in range(n):
         for j in range(n):
@@ -800,21 +801,21 @@ def coriolis_one(data, q, qd, C):
 
 @entry_point(_sig(1, 1, 1))
 def momentum_one(data, q, qd, p):
-    n, model, ws, _ = _split(data)
+    n, model, ws, _ = split_data(data)
     _check(n, q), _check(n, qd), _check(n, p)
     momentum(model, ws, q, qd, p, None)
 
 
 @entry_point(_sig(1, 1, 1, 1))
 def momentum_beta_one(data, q, qd, p, beta):
-    n, model, ws, _ = _split(data)
+    n, model, ws, _ = split_data(data)
     _check(n, q), _check(n, qd), _check(n, p), _check(n, beta)
     momentum(model, ws, q, qd, p, beta)
 
 
 @entry_point(_sig(2, 2, 2, 3, 2))
 def rnea_batch(data, q, qd, qdd, f_ext, tau):
-    n, model, ws, _ = _split(data)
+    n, model, ws, _ = split_data(data)
     _check(n, q), _check(n, qd), _check(n, qdd), _check(n, tau), _check_dims(f_ext, n, 6)
     _check_batch(q, qd), _check_batch(q, qdd), _check_batch(q, tau)
     _check_batch(q, f_ext)
@@ -824,7 +825,7 @@ def rnea_batch(data, q, qd, qdd, f_ext, tau):
 
 @entry_point(_sig(2, 2))
 def gravity_batch(data, q, tau):
-    n, model, ws, _ = _split(data)
+    n, model, ws, _ = split_data(data)
     _check(n, q), _check(n, tau), _check_batch(q, tau)
     for k in range(q.shape[0]):
         ID(model, ws, _row(q, k), None, None, None, _row(tau, k))
@@ -832,7 +833,7 @@ def gravity_batch(data, q, tau):
 
 @entry_point(_sig(2, 3))
 def crba_batch(data, q, H):
-    n, model, ws, _ = _split(data)
+    n, model, ws, _ = split_data(data)
     _check(n, q), _check_dims(H, n, n), _check_batch(q, H)
     for k in range(q.shape[0]):
         HandC_H(model, ws, _row(q, k), _row(H, k))
@@ -840,7 +841,7 @@ def crba_batch(data, q, H):
 
 @entry_point(_sig(2, 2, 2, 3, 2, ret=types.int64))
 def aba_batch(data, q, qd, tau, f_ext, qdd):
-    n, model, ws, _ = _split(data)
+    n, model, ws, _ = split_data(data)
     _check(n, q), _check(n, qd), _check(n, tau), _check(n, qdd), _check_dims(f_ext, n, 6)
     _check_batch(q, qd), _check_batch(q, tau), _check_batch(q, qdd)
     _check_batch(q, f_ext)

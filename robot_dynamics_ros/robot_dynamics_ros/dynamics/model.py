@@ -225,7 +225,7 @@ class RobotModel:
         self._data = kernels.data_buffer(kernels.pack_model(
             self.parent, self.jtype, self.S, self.Xtree_E, self.Xtree_r, self.axis, self.mass,
             self.h, I[:, :3, :3], self.armature, np.zeros(6)))
-        self._model, self._ws, self._ws_c = kernels.split(self._data)
+        self._model, self._ws, self._ws_c = kernels.data_views(self._data)
         self._zeros = np.zeros(n)               # qdd of bias_torques
         self._no_f_ext = np.zeros((n, 6))       # f_ext when there is none
         self.gravity = gravity
@@ -266,7 +266,7 @@ class RobotModel:
         other = object.__new__(RobotModel)
         other.__dict__.update(self.__dict__)
         other._data = self._data.copy()
-        other._model, other._ws, other._ws_c = kernels.split(other._data)
+        other._model, other._ws, other._ws_c = kernels.data_views(other._data)
         other._zeros = np.zeros_like(self._zeros)
         other._no_f_ext = np.zeros_like(self._no_f_ext)
         return other
