@@ -51,11 +51,16 @@ print(json.dumps(out))
 '''
 
 
-def run(cache, which):
-    proc = subprocess.run([sys.executable, '-c', SCRIPT, which], capture_output=True, text=True,
-                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache)), timeout=300)
+def run_script(script, cache, *args, **env):
+    """Run ``script`` in a fresh process on the numba cache ``cache``; return its JSON line."""
+    proc = subprocess.run([sys.executable, '-c', script, *args], capture_output=True, text=True,
+                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache), **env), timeout=300)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run(cache, which):
+    return run_script(SCRIPT, cache, which)
 
 
 def test_a_cached_kernel_loads_without_compiling_and_computes_the_same(tmp_path):
@@ -99,14 +104,10 @@ def test_a_change_of_the_core_invalidates_the_cached_functions_of_other_files(tm
     copy = tmp_path / 'pkg' / 'robot_dynamics_ros'
     shutil.copytree(os.path.dirname(robot_dynamics_ros.__file__), copy,
                     ignore=shutil.ignore_patterns('__pycache__'))
-    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / 'cache'),
-               PYTHONPATH=os.pathsep.join([str(copy.parent), os.environ.get('PYTHONPATH', '')]))
+    path = os.pathsep.join([str(copy.parent), os.environ.get('PYTHONPATH', '')])
 
     def run():
-        proc = subprocess.run([sys.executable, '-c', CROSS_FILE], capture_output=True,
-                              text=True, env=env, timeout=300)
-        assert proc.returncode == 0, proc.stderr
-        out = json.loads(proc.stdout.strip().splitlines()[-1])
+        out = run_script(CROSS_FILE, tmp_path / 'cache', PYTHONPATH=path)
         assert out['file'].startswith(str(copy))
         return out['missing']
     assert run() == ['observer_step']                   # an empty cache: compiled
