@@ -97,3 +97,26 @@ def interrupt_group(proc, timeout=30):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+XACRO_ARM = 'rdr_test_arm_description'
+
+
+@pytest.fixture
+def xacro_arm(tmp_path, monkeypatch):
+    """
+    Return the path of test/data/xacro_arm's arm.urdf.xacro, installed as a package's share files.
+
+    The folder becomes share/rdr_test_arm_description of an ament prefix in tmp_path, put first
+    on AMENT_PREFIX_PATH (also for the processes a test starts), so that ``$(find ...)`` resolves
+    through the ament index as in a workspace.
+    """
+    prefix = tmp_path / 'prefix'
+    marker = prefix / 'share' / 'ament_index' / 'resource_index' / 'packages' / XACRO_ARM
+    marker.parent.mkdir(parents=True)
+    marker.touch()
+    shutil.copytree(os.path.join(os.path.dirname(__file__), 'data', 'xacro_arm'),
+                    prefix / 'share' / XACRO_ARM)
+    monkeypatch.setenv('AMENT_PREFIX_PATH', os.pathsep.join(
+        p for p in (str(prefix), os.environ.get('AMENT_PREFIX_PATH')) if p))
+    return str(prefix / 'share' / XACRO_ARM / 'urdf' / 'arm.urdf.xacro')

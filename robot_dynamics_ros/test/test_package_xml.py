@@ -44,7 +44,8 @@ DEPENDS = ('build_depend', 'build_export_depend', 'buildtool_depend', 'buildtool
 # be checked there and added here (or run `rosdep install --from-paths src --ignore-src
 # --simulate` against a real rosdep database).
 ROS_PACKAGES = {
-    'ament_cmake': 'ament_cmake', 'ament_flake8': 'ament_lint', 'ament_pep257': 'ament_lint',
+    'ament_cmake': 'ament_cmake', 'ament_flake8': 'ament_lint',
+    'ament_index_python': 'ament_index', 'xacro': 'xacro', 'ament_pep257': 'ament_lint',
     'diagnostic_msgs': 'common_interfaces',
     'geometry_msgs': 'common_interfaces', 'launch': 'launch', 'launch_pytest': 'launch',
     'launch_testing': 'launch', 'launch_ros': 'launch_ros', 'launch_testing_ros': 'launch_ros',

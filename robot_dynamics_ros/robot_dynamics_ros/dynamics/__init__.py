@@ -18,18 +18,20 @@ The math core of robot_dynamics_ros: rigid-body dynamics of fixed-base URDF tree
 No ROS import here; usable as a plain library::
 
     from robot_dynamics_ros.dynamics import RobotModel, rnea
-    model = RobotModel.from_urdf_file('arm.urdf')
+    model = RobotModel.from_urdf_file('arm.urdf')   # or 'arm.urdf.xacro', xacro_args=[...]
     tau = rnea(model, q, qd, qdd)
 """
 from .algorithms import (aba, bias_torques, coriolis_matrix, crba, gravity_torques, momentum,
                          momentum_and_beta, rnea)
 from .kernels import compile_kernels
 from .model import PRISMATIC, REVOLUTE, RobotModel, mcI, plux
+from .urdf import load_description, parse_xacro_args
 
 __all__ = ['RobotModel', 'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba', 'warmup',
            'compile_kernels',
            'coriolis_matrix', 'momentum', 'momentum_and_beta',
-           'REVOLUTE', 'PRISMATIC', 'mcI', 'plux', 'example_urdf']
+           'REVOLUTE', 'PRISMATIC', 'mcI', 'plux', 'example_urdf', 'load_description',
+           'parse_xacro_args']
 
 
 def example_urdf(name='planar_2r'):

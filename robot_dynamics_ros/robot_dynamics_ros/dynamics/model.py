@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from . import kernels
-from .urdf import Ros2Control, read_description
+from .urdf import Ros2Control, load_description, read_description
 
 REVOLUTE = 0
 PRISMATIC = 1
@@ -344,13 +344,9 @@ class RobotModel:
 
     # ----------------------------------------------------------------------------------------
     @classmethod
-    def from_urdf_file(cls, path):
-        try:
-            with open(path, encoding='utf-8') as f:
-                xml = f.read()
-        except OSError as e:
-            raise ValueError(f'cannot read URDF file {path}: {e.strerror}') from e
-        return cls.from_urdf(xml)
+    def from_urdf_file(cls, path, xacro_args=()):
+        """Build the model of a URDF file, or of a ``.xacro`` file expanded with ``xacro_args``."""
+        return cls.from_urdf(load_description(path, xacro_args))
 
     @classmethod
     def from_urdf(cls, xml):

@@ -21,11 +21,18 @@ much that dynamics does not read and that urdf_parser_py may choke on. ``read_de
 only ``<link>`` (with its ``<inertial>``) and ``<joint>`` (with parent, child, origin, axis, limit,
 dynamics and mimic) before handing the XML to urdf_parser_py, so a malformed element that dynamics
 does read still raises a ValueError naming it, and nothing else can.
+
+``load_description`` reads a description file as users have them: a URDF, or a ``.xacro`` file
+expanded with the ``xacro`` package (PyPI) as ROS's xacro does it, ``$(find pkg)`` resolved through
+the ament index. A description that still holds xacro (``${...}``, ``<xacro:...>``) is refused.
 """
+import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
 JOINT_CHILDREN = ('parent', 'child', 'origin', 'axis', 'limit', 'dynamics', 'mimic')
+XACRO_NS = '{http://www.ros.org/wiki/xacro}'
+XACRO_SUFFIX = '.xacro'
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ def read_description(xml):
         raise ValueError(f'malformed URDF: {e}') from None
     if root.tag != 'robot':
         raise ValueError(f'malformed URDF: the root element is <{root.tag}>, not <robot>')
+    _refuse_xacro(root)
     ros2_control = _ros2_control(root)
     kept = ET.Element('robot', root.attrib)
     for element in root:
@@ -103,3 +111,66 @@ def _ros2_control(root):
                         except ValueError:
                             pass        # xacro left an expression: no initial value
     return Ros2Control(tuple(joints), tuple(effort), initial)
+
+
+def _refuse_xacro(root):
+    """Raise ValueError when the tree still holds xacro: an ``xacro:`` element or ``${...}``."""
+    for element in root.iter():
+        if isinstance(element.tag, str) and element.tag.startswith(XACRO_NS):
+            found = f'the element <xacro:{element.tag[len(XACRO_NS):]}>'
+        else:
+            texts = [element.text or ''] + list(element.attrib.values())
+            found = next((f'"{t.strip()}" in <{element.tag}>' for t in texts if '${' in t), None)
+        if found:
+            raise ValueError(
+                f'the description is xacro, not URDF ({found}): expand it first '
+                f'(xacro arm.urdf.xacro > arm.urdf) or pass the .xacro file as the URDF file '
+                f'(urdf_file, --urdf), which is expanded with its xacro arguments')
+
+
+def parse_xacro_args(args):
+    """
+    Return {name: value} of xacro arguments given as ``name:=value`` strings (or a dict).
+
+    ValueError names an argument that is not of that form.
+    """
+    if isinstance(args, dict):
+        return {str(k): str(v) for k, v in args.items()}
+    mappings = {}
+    for arg in args or ():
+        name, sep, value = str(arg).partition(':=')
+        if not sep or not name.strip():
+            raise ValueError(f'xacro argument "{arg}" is not of the form name:=value')
+        mappings[name.strip()] = value
+    return mappings
+
+
+def load_description(path, xacro_args=()):
+    """
+    Return the URDF text of a description file: a URDF, or a ``.xacro`` file expanded.
+
+    ``xacro_args``: ``name:=value`` strings (or a dict) for the xacro's ``<xacro:arg>``s, as
+    ``xacro file.xacro name:=value`` takes them. ValueError when the file cannot be read or
+    expanded (xacro's message), or when arguments are given for a plain URDF.
+    """
+    mappings = parse_xacro_args(xacro_args)
+    if not str(path).endswith(XACRO_SUFFIX):
+        if mappings:
+            raise ValueError(f'xacro arguments given, but {path} is not a {XACRO_SUFFIX} file')
+        try:
+            with open(path, encoding='utf-8') as f:
+                return f.read()
+        except OSError as e:
+            raise ValueError(f'cannot read URDF file {path}: {e.strerror}') from e
+    if not os.path.isfile(path):
+        raise ValueError(f'cannot read xacro file {path}: No such file')
+    try:
+        import xacro
+    except ImportError:
+        raise ValueError(f'{path} is a xacro file: expanding it needs the xacro package '
+                         f'(pip install xacro, or the ROS package xacro)') from None
+    try:
+        # xacro prints where an error is to stderr and raises; both are the user's to see
+        return xacro.process_file(path, mappings=mappings).toprettyxml(indent='  ')
+    except Exception as e:      # xacro raises XacroException, OSError, NameError, ...
+        raise ValueError(f'cannot expand xacro file {path}: {type(e).__name__}: {e}') from e

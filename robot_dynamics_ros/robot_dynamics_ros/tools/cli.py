@@ -62,13 +62,24 @@ def torque_split(model, Q, QD, QDD):
     return total, total - bias, bias - gravity, gravity
 
 
+def _description_arguments(parser):
+    parser.add_argument('--urdf', help='URDF or .xacro file (default: the shipped 2R arm of the '
+                                       'lecture notes)')
+    parser.add_argument('--xacro-args', nargs='+', default=[], metavar='NAME:=VALUE',
+                        help='arguments of a .xacro --urdf, as xacro takes them')
+
+
+def _model(args):
+    return RobotModel.from_urdf_file(args.urdf or example_urdf('planar_2r'), args.xacro_args)
+
+
 def _parser():
     ap = argparse.ArgumentParser(prog='robot-dynamics',
                                  description=__doc__.strip().split('\n\n')[0])
     sub = ap.add_subparsers(dest='command', required=True)
     t = sub.add_parser('torques', help='torques along a quintic trajectory and their split',
                        description=__doc__.strip().split('\n\n', 2)[2])
-    t.add_argument('--urdf', help='URDF file (default: the shipped 2R arm of the lecture notes)')
+    _description_arguments(t)
     t.add_argument('--start', type=float, nargs='+', metavar='Q',
                    help='start configuration, one value per movable joint in model order '
                         '(rad or m; default: the notes\' start for the 2R arm, else zeros)')
@@ -85,7 +96,7 @@ def _parser():
                        description=[p for p in __doc__.split('\n\n')
                                     if p.startswith('``check``')][0])
     c.add_argument('trajectory', metavar='TRAJ', help='YAML or JSON trajectory file')
-    c.add_argument('--urdf', help='URDF file (default: the shipped 2R arm of the lecture notes)')
+    _description_arguments(c)
     c.add_argument('--sample-period', type=float, default=1e-3,
                    help='seconds between samples, plus every waypoint (default 0.001)')
     c.add_argument('--payload', nargs=2, metavar=('LINK', 'KG'),
@@ -93,7 +104,7 @@ def _parser():
     c.add_argument('--plot', metavar='OUT.png',
                    help='write the torques against their limits, as given and scaled by k*')
     i = sub.add_parser('info', help='joints, limits, masses, ros2_control order, load warnings')
-    i.add_argument('--urdf', help='URDF file (default: the shipped 2R arm of the lecture notes)')
+    _description_arguments(i)
     return ap
 
 
@@ -250,7 +261,7 @@ def _fit(line):
 
 def info(args):
     try:
-        model = RobotModel.from_urdf_file(args.urdf or example_urdf('planar_2r'))
+        model = _model(args)
     except ValueError as e:
         print(f'robot-dynamics: {e}', file=sys.stderr)
         return 1
@@ -264,7 +275,7 @@ def torques(args, parser):
     if args.samples < 2:
         parser.error('--samples must be at least 2')
     try:
-        model = RobotModel.from_urdf_file(args.urdf or example_urdf('planar_2r'))
+        model = _model(args)
     except ValueError as e:
         print(f'robot-dynamics: {e}', file=sys.stderr)
         return 1
@@ -395,7 +406,7 @@ def check(args, parser):
     if not (args.sample_period > 0 and np.isfinite(args.sample_period)):
         parser.error('--sample-period must be a positive number of seconds')
     try:
-        model = RobotModel.from_urdf_file(args.urdf or example_urdf('planar_2r'))
+        model = _model(args)
         if args.payload:
             link, mass = args.payload[0], float(args.payload[1])
             model = payload_model(model, {'link': link, 'mass': mass})
