@@ -20,42 +20,30 @@ feedforward_node with config/feedforward.yaml (or your params file).
 
 The params file is the source of truth: ``mode:=`` overrides its mode only when given on the
 command line. robot_description comes from the robot_description topic (robot_state_publisher).
+What this starts is decided by robot_dynamics_ros.nodes.launch_setup (tested without the launch
+system); this file only turns it into launch actions.
 """
+import tempfile
+
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.substitutions import LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.substitutions import FindPackageShare
+from robot_dynamics_ros.nodes import launch_setup
 
 
-def _controller(context):
-    overrides = {}
-    mode = LaunchConfiguration('mode').perform(context)
-    if mode:                        # only when given: else the params file decides
-        overrides['mode'] = mode
-    return [Node(
-        package='robot_dynamics_ros',
-        executable='feedforward_node',
-        name='inverse_dynamics_controller',
-        namespace=LaunchConfiguration('namespace'),
-        output='screen',
-        parameters=[LaunchConfiguration('params_file')] + ([overrides] if overrides else []),
-        remappings=[('effort_controller/commands', LaunchConfiguration('command_topic'))],
-    )]
+def _nodes(context):
+    given = {name: LaunchConfiguration(name).perform(context)
+             for name, _, _ in launch_setup.feedforward_arguments()}
+    folder = tempfile.mkdtemp(prefix='robot_dynamics_ros_launch_')     # dict parameters' files
+    return [Node(package=n.package, executable=n.executable, name=n.name, namespace=n.namespace,
+                 parameters=launch_setup.params_files(n, folder), remappings=list(n.remappings),
+                 output='screen')
+            for n in launch_setup.feedforward_nodes(**given)]
 
 
 def generate_launch_description():
-    default_params = PathJoinSubstitution(
-        [FindPackageShare('robot_dynamics_ros'), 'config', 'feedforward.yaml'])
-    return LaunchDescription([
-        DeclareLaunchArgument('params_file', default_value=default_params,
-                              description='parameters of inverse_dynamics_controller'),
-        DeclareLaunchArgument('mode', default_value='',
-                              description='gravity | feedforward | computed_torque; empty: the '
-                                          'params file\'s mode'),
-        DeclareLaunchArgument('command_topic', default_value='effort_controller/commands',
-                              description='the ForwardCommandController command topic'),
-        DeclareLaunchArgument('namespace', default_value='',
-                              description='namespace of the node (and of its relative topics)'),
-        OpaqueFunction(function=_controller),
-    ])
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=text)
+         for name, default, text in launch_setup.feedforward_arguments()]
+        + [OpaqueFunction(function=_nodes)])

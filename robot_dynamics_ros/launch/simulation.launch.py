@@ -15,49 +15,38 @@
 """
 The closed loop: simulator_node (ABA) and feedforward_node (computed torque) on one arm.
 
-    ros2 launch robot_dynamics_ros simulation.launch.py [urdf_file:=/path/arm.urdf]
-        [mode:=feedforward] [with_state_publisher:=true]
+    ros2 launch robot_dynamics_ros simulation.launch.py [urdf_file:=/path/arm.urdf(.xacro)]
+        [xacro_args:="name:=value ..."] [mode:=feedforward] [initial_positions:="[0.5, -0.3]"]
+        [params_file:=/path/to.yaml] [namespace:=arm] [with_state_publisher:=true]
 
 simulator_node publishes the URDF on robot_description (transient local), so the controller
 finds it; with_state_publisher also starts robot_state_publisher (TF for RViz) on a real install.
 config/simulation.yaml is the source of truth (computed_torque); mode:= overrides it when given.
-Send a trajectory to /inverse_dynamics_controller/joint_trajectory.
+Send a trajectory to /inverse_dynamics_controller/joint_trajectory. What this starts is decided by
+robot_dynamics_ros.nodes.launch_setup (tested without the launch system); this file only turns it
+into launch actions.
 """
+import tempfile
+
 from launch import LaunchDescription
 from launch.actions import DeclareLaunchArgument, OpaqueFunction
-from launch.conditions import IfCondition
-from launch.substitutions import Command, LaunchConfiguration, PathJoinSubstitution
+from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
-from launch_ros.parameter_descriptions import ParameterValue
-from launch_ros.substitutions import FindPackageShare
+from robot_dynamics_ros.nodes import launch_setup
 
 
-def _controller(context, params):
-    mode = LaunchConfiguration('mode').perform(context)
-    return [Node(package='robot_dynamics_ros', executable='feedforward_node',
-                 name='inverse_dynamics_controller', output='screen',
-                 parameters=[params] + ([{'mode': mode}] if mode else []))]
+def _nodes(context):
+    given = {name: LaunchConfiguration(name).perform(context)
+             for name, _, _ in launch_setup.simulation_arguments()}
+    folder = tempfile.mkdtemp(prefix='robot_dynamics_ros_launch_')     # dict parameters' files
+    return [Node(package=n.package, executable=n.executable, name=n.name, namespace=n.namespace,
+                 parameters=launch_setup.params_files(n, folder), remappings=list(n.remappings),
+                 output='screen')
+            for n in launch_setup.simulation_nodes(**given)]
 
 
 def generate_launch_description():
-    share = FindPackageShare('robot_dynamics_ros')
-    params = PathJoinSubstitution([share, 'config', 'simulation.yaml'])
-    urdf = LaunchConfiguration('urdf_file')
-    return LaunchDescription([
-        DeclareLaunchArgument('urdf_file',
-                              default_value=PathJoinSubstitution(
-                                  [share, 'urdf', 'planar_2r.urdf'])),
-        DeclareLaunchArgument('mode', default_value='',
-                              description='override the YAML\'s mode (computed_torque)'),
-        DeclareLaunchArgument('with_state_publisher', default_value='false',
-                              description='also start robot_state_publisher (TF)'),
-        Node(package='robot_dynamics_ros', executable='simulator_node', name='dynamics_simulator',
-             output='screen', parameters=[params, {'urdf_file': urdf}]),
-        OpaqueFunction(function=_controller, args=[params]),
-        Node(package='robot_state_publisher', executable='robot_state_publisher',
-             name='robot_state_publisher', output='screen',
-             condition=IfCondition(LaunchConfiguration('with_state_publisher')),
-             parameters=[{'robot_description': ParameterValue(Command(['cat ', urdf]),
-                                                              value_type=str)}],
-             remappings=[('robot_description', 'robot_description_rsp')]),
-    ])
+    return LaunchDescription(
+        [DeclareLaunchArgument(name, default_value=default, description=text)
+         for name, default, text in launch_setup.simulation_arguments()]
+        + [OpaqueFunction(function=_nodes)])

@@ -13,12 +13,11 @@
 # limitations under the License.
 
 """
-The launch files and YAML files, checked without importing launch (not installable here).
+The launch files' nodes and the YAML files, checked without the launch system.
 
-Every executable and parameter file they name exists, and every parameter a YAML sets is one the
-node declares.
+Every executable and parameter file the launch files name exists, and every parameter a YAML sets
+is one the node declares.
 """
-import ast
 import glob
 import os
 import re
@@ -36,19 +35,6 @@ def entry_points():
     return set(re.findall(r"'([\w\-]+) = robot_dynamics_ros\.[\w.]+:\w+'", text))
 
 
-def launch_calls(path):
-    """Return (executable, package, [string literals]) of every Node(...) in a launch file."""
-    tree = ast.parse(open(path).read(), path)
-    out = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and getattr(node.func, 'id', None) == 'Node':
-            kw = {k.arg: k.value for k in node.keywords}
-            lits = [n.value for n in ast.walk(node) if isinstance(n, ast.Constant)
-                    and isinstance(n.value, str)]
-            out.append((kw['executable'].value, kw['package'].value, kw.get('name'), lits))
-    return tree, out
-
-
 EXTERNAL = {'robot_state_publisher': 'robot_state_publisher'}   # package -> executable
 
 
@@ -58,25 +44,24 @@ def test_there_are_launch_files():
 
 
 def test_launch_files_name_existing_executables_and_files():
+    """What the launch files start (nodes.launch_setup's NodeSpecs) exists, with its files."""
+    from robot_dynamics_ros.nodes import launch_setup
     scripts = entry_points()
-    for path in LAUNCH:
-        tree, nodes = launch_calls(path)
-        assert nodes, f'{path} starts no Node'
-        assert any(isinstance(n, ast.FunctionDef) and n.name == 'generate_launch_description'
-                   for n in tree.body)
-        for exe, pkg, _, _ in nodes:
-            if pkg == 'robot_dynamics_ros':
-                assert exe in scripts, f'{path}: executable {exe} is not a console script'
-            else:
-                assert EXTERNAL.get(pkg) == exe, f'{path}: unexpected node {pkg}/{exe}'
-        # every config file named in the launch file is shipped
-        literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)
-                    and isinstance(n.value, str)]
-        for lit in literals:
-            if lit.endswith(('.yaml', '.urdf')):
-                sub = ('config' if lit.endswith('.yaml')
-                       else os.path.join('robot_dynamics_ros', 'urdf'))
-                assert os.path.isfile(os.path.join(PACKAGE, sub, lit)), f'{path}: {lit} missing'
+    nodes = (launch_setup.feedforward_nodes()
+             + launch_setup.simulation_nodes(with_state_publisher='true'))
+    assert len(nodes) == 4
+    for node in nodes:
+        if node.package == 'robot_dynamics_ros':
+            assert node.executable in scripts, f'executable {node.executable} is not a script'
+        else:
+            assert EXTERNAL.get(node.package) == node.executable, node
+        for source in node.parameters:
+            assert isinstance(source, dict) or os.path.isfile(source), f'{node.name}: {source}'
+    # every file a default argument names is installed with the package
+    for name, default, _ in (launch_setup.feedforward_arguments()
+                             + launch_setup.simulation_arguments()):
+        if default.endswith(('.yaml', '.urdf')):
+            assert os.path.isfile(default), f'{name}:={default} is missing'
 
 
 def node_parameters():

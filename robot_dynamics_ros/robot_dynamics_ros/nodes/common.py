@@ -30,7 +30,7 @@ from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
 
-from ..dynamics import RobotModel
+from ..dynamics import RobotModel, load_description
 
 
 def _process_start():
@@ -149,23 +149,48 @@ def usage(executable, node_name, summary, parameters, interfaces):
     return '\n'.join(lines)
 
 
+# The description file both nodes take (declared by each with its own description text).
+FILE_PARAMETERS = {
+    'xacro_args': ('str[]', [], 'name:=value arguments for a .xacro urdf_file, as xacro takes '
+                                'them', True),
+}
+
+
+def file_description(node_name, urdf_file, xacro_args):
+    """
+    Return (URDF text, source) of ``urdf_file`` (a .xacro one expanded); (None, None) without it.
+
+    SystemExit naming the node and the reason when it cannot be read or expanded.
+    """
+    if not urdf_file:
+        if xacro_args:
+            raise SystemExit(f'[{node_name}] xacro_args given without a .xacro urdf_file')
+        return None, None
+    try:
+        return load_description(urdf_file, xacro_args), f'file {urdf_file}'
+    except ValueError as e:
+        raise SystemExit(f'[{node_name}] urdf_file: {e}') from None
+
+
 class DescriptionSource:
     """
     Take robot_description from the transient-local topic, or the parameter as a fallback.
 
     The topic is what robot_state_publisher publishes; the node's ``robot_description``
-    parameter is the fallback.
+    parameter is the fallback. With ``subscribe=False`` (a node given a description file) the
+    topic is not read at all.
 
     ``on_model(model, xml, source)`` is called for every valid description; an invalid one is
     logged and the previous model kept.
     """
 
-    def __init__(self, node, on_model, topic='robot_description'):
+    def __init__(self, node, on_model, topic='robot_description', subscribe=True):
         self.node = node
         self.on_model = on_model
         self.xml = None
         self.topic = node.resolve_topic_name(topic)
-        node.create_subscription(String, topic, self._on_topic, DESCRIPTION_QOS)
+        if subscribe:
+            node.create_subscription(String, topic, self._on_topic, DESCRIPTION_QOS)
 
     def _on_topic(self, msg):
         self.use(msg.data, f'topic {self.topic}')

@@ -52,15 +52,19 @@ from ..control import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints, pa
 from ..control import REACTIONS, MomentumObserver, over_threshold, per_joint
 from ..dynamics import RobotModel, compile_kernels, gravity_torques
 from ..dynamics.kernels import compile_in_background, load_cached
-from .common import (STARTED, DescriptionSource, Throttle, coerce_numbers, declare, log_at,
-                     loop_node, run_node, usage)
+from .common import (FILE_PARAMETERS, STARTED, DescriptionSource, Throttle, coerce_numbers,
+                     declare, file_description, log_at, loop_node, run_node, usage)
+from .launch_setup import CONTROLLER
 
-NODE_NAME = 'inverse_dynamics_controller'
+NODE_NAME = CONTROLLER
 
 # name: (kind, default, description, read_only). Also per model joint, declared once the model is
 # known: default_positions.<joint> (float) and effort_limits.<joint> (float, the URDF's limit).
 PARAMETERS = {
     'robot_description': (str, '', 'URDF, used when the robot_description topic has none', False),
+    'urdf_file': (str, '', 'URDF or .xacro file to take the description from instead of the '
+                           'robot_description topic (which is then not read) and parameter', True),
+    **FILE_PARAMETERS,
     'mode': (str, 'gravity', f'one of {", ".join(MODES)}', False),
     'joints': ('str[]', [], 'commanded joints, the order of the command array (empty: the '
                             'effort joints of the <ros2_control> blocks, else every movable '
@@ -126,8 +130,9 @@ PARAMETERS = {
 }
 DYNAMIC_PREFIXES = ('default_positions.', 'effort_limits.')
 INTERFACES = (
-    'subscribes: robot_description (std_msgs/String, transient local), joint_states '
-    '(sensor_msgs/JointState, best effort), ~/joint_trajectory (trajectory_msgs/JointTrajectory)',
+    'subscribes: robot_description (std_msgs/String, transient local; not read with urdf_file), '
+    'joint_states (sensor_msgs/JointState, best effort), ~/joint_trajectory '
+    '(trajectory_msgs/JointTrajectory)',
     'publishes:  effort_controller/commands (std_msgs/Float64MultiArray, in joints order), '
     '~/torques (sensor_msgs/JointState), ~/external_torques (sensor_msgs/JointState: the '
     'observer\'s estimate in effort, the state it belongs to in position and velocity, model '
@@ -236,7 +241,11 @@ class FeedforwardNode(Node):
         self.create_service(CheckTrajectory, '~/check_trajectory', self._on_check_trajectory)
         self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
         self.add_on_set_parameters_callback(self._on_set_parameters)
-        self.description = DescriptionSource(self, self._on_model)
+        xml, source = file_description(NODE_NAME, self.values['urdf_file'],
+                                       self.values['xacro_args'])
+        self.description = DescriptionSource(self, self._on_model, subscribe=xml is None)
+        if xml is None:
+            xml, source = self.values['robot_description'], 'parameter robot_description'
 
         log = self.get_logger()
         log.info(f'mode {self.values["mode"]}; commands on '
@@ -245,8 +254,9 @@ class FeedforwardNode(Node):
                  f'{self.values["state_timeout"]} s -> {self.values["on_timeout"]}; '
                  + (f'rate {self.values["rate"]} Hz' if self.values['rate'] > 0
                     else 'a command per joint_states message'))
-        if not self.description.use(self.values['robot_description'],
-                                    'parameter robot_description'):
+        if xml and not self.description.use(xml, source) and source.startswith('file'):
+            raise SystemExit(f'[{NODE_NAME}] the URDF from {source} is not usable')
+        if self.description.xml is None:
             log.info(f'waiting for robot_description on {self.description.topic} '
                      f'(or the robot_description parameter); publishing nothing until then')
         period = min(max(self.values['state_timeout'] / 2, 0.005), 0.05)

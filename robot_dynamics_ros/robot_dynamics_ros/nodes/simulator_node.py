@@ -42,13 +42,16 @@ from std_srvs.srv import SetBool, Trigger
 from ..control import default_joints
 from ..dynamics import PRISMATIC
 from ..simulation import INTEGRATORS, SimulationDiverged, Simulator, initial_pose
-from .common import (DESCRIPTION_QOS, DescriptionSource, Throttle, coerce_numbers, declare,
-                     run_node, usage)
+from .common import (DESCRIPTION_QOS, FILE_PARAMETERS, DescriptionSource, Throttle,
+                     coerce_numbers, declare, file_description, run_node, usage)
+from .launch_setup import SIMULATOR
 
-NODE_NAME = 'dynamics_simulator'
+NODE_NAME = SIMULATOR
 
 PARAMETERS = {
-    'urdf_file': (str, '', 'URDF file to simulate (also published on robot_description)', True),
+    'urdf_file': (str, '', 'URDF or .xacro file to simulate (published on robot_description; the '
+                           'topic is then not read)', True),
+    **FILE_PARAMETERS,
     'robot_description': (str, '', 'URDF string, when there is no urdf_file', True),
     'joints': ('str[]', [], 'command order (empty: the effort joints of the <ros2_control> '
                             'blocks, else every movable joint in model order)', True),
@@ -83,7 +86,7 @@ PARAMETERS = {
 }
 INTERFACES = (
     'subscribes: effort_controller/commands (std_msgs/Float64MultiArray, in joints order), '
-    'robot_description (std_msgs/String, transient local; without urdf_file)',
+    'robot_description (std_msgs/String, transient local; only without urdf_file)',
     'publishes:  joint_states (sensor_msgs/JointState), /clock (with publish_clock or lockstep), '
     'robot_description (from urdf_file or the parameter), /diagnostics '
     '(diagnostic_msgs/DiagnosticArray: OK at 1 Hz, ERROR when the simulation halts)',
@@ -126,15 +129,12 @@ class SimulatorNode(Node):
         self.create_service(ApplyWrench, '~/apply_wrench', self._on_apply_wrench)
         self.wrench_end = {}            # link -> simulated time its wrench ends
         self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
-        self.description = DescriptionSource(self, self._on_model)
-        xml, source = v['robot_description'], 'parameter robot_description'
-        if v['urdf_file']:
-            try:
-                with open(v['urdf_file'], encoding='utf-8') as f:
-                    xml, source = f.read(), f'file {v["urdf_file"]}'
-            except OSError as e:
-                raise SystemExit(f'[{NODE_NAME}] cannot read urdf_file {v["urdf_file"]}: '
-                                 f'{e.strerror}') from None
+        xml, source = file_description(NODE_NAME, v['urdf_file'], v['xacro_args'])
+        # given a file, the simulated arm is that file's: a description republished on the topic
+        # (robot_state_publisher restarted, a comment added) must not rebuild it
+        self.description = DescriptionSource(self, self._on_model, subscribe=xml is None)
+        if xml is None:
+            xml, source = v['robot_description'], 'parameter robot_description'
         if xml:
             if not self.description.use(xml, source):
                 raise SystemExit(f'[{NODE_NAME}] the URDF from {source} is not usable')

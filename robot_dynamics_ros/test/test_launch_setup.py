@@ -1,0 +1,266 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The launch files' decisions, without the launch system (nodes.launch_setup).
+
+Every documented argument combination of feedforward.launch.py and simulation.launch.py gives the
+nodes, parameters and remappings the README promises; and a node started with exactly those
+(``ros_arguments``: what the launch file hands launch_ros) runs, declares every one of those
+parameters and reports their values through its parameter service.
+"""
+import os
+import time
+
+import pytest
+import yaml
+
+from robot_dynamics_ros.dynamics import load_description
+from robot_dynamics_ros.nodes import launch_setup
+from robot_dynamics_ros.nodes.launch_setup import (CONTROLLER, COMMAND_TOPIC, SIMULATOR,
+                                                   feedforward_nodes, ros_arguments, share,
+                                                   simulation_nodes)
+
+rclpy = pytest.importorskip('rclpy')
+
+from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
+from rclpy.parameter import parameter_value_to_python  # noqa: E402
+
+from ros_harness import NodeProcess  # noqa: E402
+
+LAUNCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'launch')
+
+
+def by_name(nodes):
+    return {n.name: n for n in nodes}
+
+
+# ---- the decisions, argument by argument ----------------------------------------------------
+
+def test_feedforward_defaults_take_everything_from_the_params_file():
+    [node] = feedforward_nodes()
+    assert (node.package, node.executable, node.name, node.namespace) == (
+        'robot_dynamics_ros', 'feedforward_node', CONTROLLER, '')
+    assert node.parameters == (share('config', 'feedforward.yaml'),)
+    assert node.remappings == ((COMMAND_TOPIC, COMMAND_TOPIC),)
+    assert node.parameter_values()['mode'] == 'gravity'        # the YAML's
+
+
+def test_feedforward_mode_overrides_only_when_given(tmp_path):
+    params = tmp_path / 'mine.yaml'
+    params.write_text(yaml.safe_dump(
+        {'/**': {'ros__parameters': {'mode': 'feedforward', 'kp': [50.0]}}}))
+    [given] = feedforward_nodes(params_file=str(params), mode='computed_torque')
+    assert given.parameters == (str(params), {'mode': 'computed_torque'})
+    assert given.parameter_values() == {'mode': 'computed_torque', 'kp': [50.0]}
+    [empty] = feedforward_nodes(params_file=str(params), mode='  ')
+    assert empty.parameters == (str(params),)
+    assert empty.parameter_values()['mode'] == 'feedforward'
+
+
+def test_feedforward_namespace_and_command_topic():
+    [node] = feedforward_nodes(namespace='/left_arm/', command_topic='/fcc/commands')
+    assert node.namespace == 'left_arm'
+    assert node.remappings == ((COMMAND_TOPIC, '/fcc/commands'),)
+
+
+def test_simulation_defaults_the_2r_arm_under_computed_torque():
+    nodes = by_name(simulation_nodes())
+    assert sorted(nodes) == [SIMULATOR, CONTROLLER]
+    params = share('config', 'simulation.yaml')
+    sim, ctrl = nodes[SIMULATOR], nodes[CONTROLLER]
+    assert sim.parameters == (params, {'urdf_file': share('urdf', 'planar_2r.urdf')})
+    assert ctrl.parameters == (params,)
+    assert ctrl.parameter_values()['mode'] == 'computed_torque'
+    assert sim.parameter_values()['timestep'] == 0.001
+    assert 'initial_positions' not in sim.parameter_values()     # the description's start pose
+    assert sim.remappings == ctrl.remappings == ()
+    assert sim.namespace == ctrl.namespace == ''
+
+
+def test_simulation_arguments_reach_the_right_node(xacro_arm):
+    nodes = by_name(simulation_nodes(urdf_file=xacro_arm, xacro_args='prefix:=l_ payload_mass:=1',
+                                     mode='feedforward', initial_positions='[0.5, -0.3]',
+                                     namespace='sim'))
+    sim, ctrl = nodes[SIMULATOR], nodes[CONTROLLER]
+    assert sim.parameter_values()['urdf_file'] == xacro_arm
+    assert sim.parameter_values()['xacro_args'] == ['prefix:=l_', 'payload_mass:=1']
+    assert sim.parameter_values()['initial_positions'] == [0.5, -0.3]
+    assert 'mode' not in sim.parameter_values()
+    assert ctrl.parameter_values()['mode'] == 'feedforward'
+    assert sim.namespace == ctrl.namespace == 'sim'
+    assert simulation_nodes(initial_positions='0.25')[0].parameter_values()[
+        'initial_positions'] == [0.25]
+
+
+def test_with_state_publisher_gets_the_expanded_description(xacro_arm):
+    assert len(simulation_nodes(with_state_publisher='false')) == 2
+    nodes = by_name(simulation_nodes(urdf_file=xacro_arm, xacro_args='prefix:=r_',
+                                     with_state_publisher='True'))
+    rsp = nodes['robot_state_publisher']
+    assert (rsp.package, rsp.executable) == ('robot_state_publisher', 'robot_state_publisher')
+    description = rsp.parameter_values()['robot_description']
+    assert description == load_description(xacro_arm, ['prefix:=r_'])
+    assert '<joint name="r_joint1"' in description and 'xacro:' not in description
+    # its own publication must not compete with the simulator's on robot_description
+    assert rsp.remappings == (('robot_description', 'robot_description_rsp'),)
+
+
+@pytest.mark.parametrize('arguments, message', [
+    ({'mdoe': 'gravity'}, 'unknown launch argument.*mdoe'),
+    ({'initial_positions': '[a, b]'}, 'initial_positions.*list of numbers'),
+    ({'initial_positions': '[]'}, 'initial_positions.*list of numbers'),
+    ({'with_state_publisher': 'maybe'}, 'with_state_publisher.*true or false'),
+    ({'xacro_args': 'prefix'}, 'name:=value'),
+])
+def test_wrong_arguments_are_refused_by_name(arguments, message):
+    with pytest.raises(ValueError, match=message):
+        simulation_nodes(**arguments)
+
+
+def test_the_launch_files_only_wrap_these_functions():
+    """Every argument is declared from launch_setup, and nodes come only from it."""
+    for name, kind in (('feedforward.launch.py', 'feedforward'),
+                       ('simulation.launch.py', 'simulation')):
+        with open(os.path.join(LAUNCH, name), encoding='utf-8') as f:
+            text = f.read()
+        assert f'launch_setup.{kind}_arguments()' in text
+        assert f'launch_setup.{kind}_nodes(' in text
+        assert 'launch_setup.params_files(' in text
+        assert 'DeclareLaunchArgument(name, default_value=default, description=text)' in text
+        assert text.count('Node(') == 1, name        # one generic Node per NodeSpec
+        for argument, _, _ in getattr(launch_setup, f'{kind}_arguments')():
+            assert f"'{argument}'" not in text, f'{name} decides about {argument} itself'
+
+
+# ---- the nodes, started with exactly those parameters --------------------------------------
+
+def _combinations(tmp_path, xacro_arm):
+    params = tmp_path / 'mine.yaml'
+    # integers for float parameters, a nested key: as users write them
+    params.write_text(yaml.safe_dump({'/**': {'ros__parameters': {
+        'mode': 'feedforward', 'kp': [50], 'state_timeout': 0.2,
+        'observer': {'enabled': False}}}}))
+    return {
+        'feedforward defaults': feedforward_nodes(),
+        'feedforward everything': feedforward_nodes(
+            params_file=str(params), mode='computed_torque', namespace='left',
+            command_topic='/left_effort_controller/commands'),
+        'simulation defaults': simulation_nodes(),
+        'simulation everything': simulation_nodes(
+            urdf_file=xacro_arm, xacro_args='prefix:=l_', mode='feedforward',
+            initial_positions='[0.5, -0.3]', namespace='sim'),
+    }
+
+
+def _python(value):
+    value = parameter_value_to_python(value)
+    return list(value) if isinstance(value, (list, tuple)) or hasattr(value, 'tolist') else value
+
+
+def _call(node, client, request, timeout=20.0):
+    assert client.wait_for_service(timeout_sec=timeout), f'{client.srv_name} not available'
+    future = client.call_async(request)
+    deadline = time.monotonic() + timeout
+    while not future.done() and time.monotonic() < deadline:
+        rclpy.spin_once(node, timeout_sec=0.05)
+    assert future.done(), f'{client.srv_name} did not answer'
+    return future.result()
+
+
+def _parameters(peer, fqn, names):
+    listed = _call(peer, peer.create_client(ListParameters, f'{fqn}/list_parameters'),
+                   ListParameters.Request()).result.names
+    values = _call(peer, peer.create_client(GetParameters, f'{fqn}/get_parameters'),
+                   GetParameters.Request(names=list(names))).values
+    return set(listed), {n: _python(v) for n, v in zip(names, values)}
+
+
+def _same(expected, got):
+    if isinstance(expected, list):
+        return isinstance(got, list) and len(got) == len(expected) and all(
+            _same(e, g) for e, g in zip(expected, got))
+    if isinstance(expected, (int, float)) and not isinstance(expected, bool):
+        return isinstance(got, (int, float)) and float(got) == float(expected)
+    return expected == got
+
+
+def test_nodes_started_with_these_parameters_report_them(tmp_path, xacro_arm):
+    rclpy.init()
+    peer = rclpy.create_node('launch_setup_check')
+    failures = []
+    try:
+        for label, nodes in _combinations(tmp_path, xacro_arm).items():
+            started = [NodeProcess(n.executable, ros_arguments(n, str(tmp_path))[1:],
+                                   tmp_path / f'{label}-{n.name}.log', env=os.environ.copy())
+                       for n in nodes]
+            try:
+                for spec, proc in zip(nodes, started):
+                    fqn = '/' + '/'.join(p for p in (spec.namespace, spec.name) if p)
+                    expected = spec.parameter_values()
+                    listed, got = _parameters(peer, fqn, list(expected))
+                    undeclared = sorted(set(expected) - listed)
+                    wrong = {k: (v, got[k]) for k, v in expected.items()
+                             if k in listed and not _same(v, got[k])}
+                    if undeclared or wrong or not proc.alive():
+                        failures.append(f'{label}, {fqn}: undeclared {undeclared}, wrong '
+                                        f'{wrong}, alive {proc.alive()}:\n{proc.log()[-2000:]}')
+                _check_topics(peer, label, nodes, started, failures)
+            finally:
+                for proc in started:
+                    proc.stop()
+            for spec, proc in zip(nodes, started):
+                if proc.proc.returncode != 0 or 'Traceback' in proc.log():
+                    failures.append(f'{label}, {spec.name}: exit {proc.proc.returncode}\n'
+                                    f'{proc.log()[-2000:]}')
+    finally:
+        peer.destroy_node()
+        rclpy.shutdown()
+    assert not failures, '\n\n'.join(failures)
+
+
+def _check_topics(peer, label, nodes, started, failures):
+    """Check that the command topic and the description reach where the arguments put them."""
+    specs = by_name(nodes)
+    ctrl = specs[CONTROLLER]
+    topic = dict(ctrl.remappings).get(COMMAND_TOPIC, COMMAND_TOPIC)
+    if not topic.startswith('/'):
+        topic = '/' + '/'.join(p for p in (ctrl.namespace, topic) if p)
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not any(
+            i.node_name == CONTROLLER for i in peer.get_publishers_info_by_topic(topic)):
+        rclpy.spin_once(peer, timeout_sec=0.1)
+    if not any(i.node_name == CONTROLLER for i in peer.get_publishers_info_by_topic(topic)):
+        failures.append(f'{label}: {CONTROLLER} does not publish on {topic}')
+    if SIMULATOR in specs:
+        # the simulator's description reached the controller in the same namespace: it
+        # declared the per-joint parameters of the model's joints
+        fqn = '/' + '/'.join(p for p in (ctrl.namespace, CONTROLLER) if p)
+        joints = load_description_joints(specs[SIMULATOR])
+        names = [f'default_positions.{j}' for j in joints]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            listed, _ = _parameters(peer, fqn, names)
+            if set(names) <= listed:
+                break
+            time.sleep(0.2)
+        else:
+            failures.append(f'{label}: the controller has no model of {joints}:\n'
+                            + started[1].log()[-2000:])
+
+
+def load_description_joints(simulator):
+    from robot_dynamics_ros.dynamics import RobotModel
+    values = simulator.parameter_values()
+    return RobotModel.from_urdf_file(values['urdf_file'], values.get('xacro_args', ())).joint_names
