@@ -97,6 +97,7 @@ ros_env() {
   export CMAKE_PREFIX_PATH=$VENV
   export RMW_IMPLEMENTATION=${RMW_IMPLEMENTATION:-rmw_fastrtps_cpp}
   export ROS_DISTRO=$DISTRO
+  export RDR_ROS_DISTRO=$DISTRO       # a dev.sh started from here (test_readme) stays on it
   # DDS stays on this machine. Only the range: with ROS_LOCALHOST_ONLY set as well, Jazzy's rcl
   # warns and ignores the range (Kilted ignores ROS_LOCALHOST_ONLY).
   unset ROS_LOCALHOST_ONLY

@@ -28,6 +28,13 @@ os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(30, 99)))
 
 
+# Why the tests of ROS 2's launch system and CLI skip here: neither is on a package registry.
+NO_LAUNCH = ("ROS 2's launch system (launch, launch_ros, launch_testing) is on no package "
+             "registry: this test runs where ROS 2 is installed (colcon test in a workspace)")
+NO_ROS2_CLI = ("the ros2 CLI is on no package registry: this test runs where ROS 2 is installed "
+               "(colcon test in a workspace)")
+
+
 def pytest_configure(config):
     for marker in ('copyright', 'flake8', 'linter', 'pep257', 'xmllint'):
         config.addinivalue_line('markers', f'{marker}: a code style check (ament linters)')

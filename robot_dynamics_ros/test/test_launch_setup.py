@@ -21,6 +21,8 @@ nodes, parameters and remappings the README promises; and a node started with ex
 parameters and reports their values through its parameter service.
 """
 import os
+import signal
+import subprocess
 import time
 
 import pytest
@@ -37,6 +39,7 @@ rclpy = pytest.importorskip('rclpy')
 from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
 from rclpy.parameter import parameter_value_to_python  # noqa: E402
 
+from conftest import executable, interrupt_group  # noqa: E402
 from ros_harness import NodeProcess  # noqa: E402
 
 LAUNCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'launch')
@@ -264,3 +267,54 @@ def load_description_joints(simulator):
     from robot_dynamics_ros.dynamics import RobotModel
     values = simulator.parameter_values()
     return RobotModel.from_urdf_file(values['urdf_file'], values.get('xacro_args', ())).joint_names
+
+
+# ---- robot-dynamics launch: the same nodes without the launch system ------------------------
+
+def _launch(tmp_path, *words):
+    log_path = tmp_path / 'launch.log'
+    with open(log_path, 'w') as log:
+        proc = subprocess.Popen([executable('robot-dynamics'), 'launch', *words], stdout=log,
+                                stderr=subprocess.STDOUT, start_new_session=True)
+    return proc, log_path
+
+
+def test_robot_dynamics_launch_ends_everything_when_a_node_fails(tmp_path):
+    """A simulator that cannot start ends the launch (its controller too), with its status."""
+    proc, log_path = _launch(tmp_path, 'simulation', f'urdf_file:={tmp_path}/missing.urdf')
+    try:
+        proc.wait(timeout=60)
+    finally:
+        interrupt_group(proc)
+    out = log_path.read_text()
+    assert proc.returncode == 1, out
+    assert 'cannot read URDF file' in out and 'simulator_node exited with status 1' in out, out
+    assert 'feedforward_node finished with status 0' in out and 'Traceback' not in out, out
+
+
+def test_robot_dynamics_launch_stops_its_nodes_on_sigint(tmp_path):
+    """SIGINT to the launcher alone (not its group) reaches both nodes, which end cleanly."""
+    proc, log_path = _launch(tmp_path, 'simulation', 'mode:=gravity', 'namespace:=two')
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and 'releasing the brakes' not in log_path.read_text():
+            time.sleep(0.1)
+        assert 'releasing the brakes' in log_path.read_text(), log_path.read_text()
+        assert '/two/inverse_dynamics_controller' in log_path.read_text()
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    finally:
+        interrupt_group(proc)
+    out = log_path.read_text()
+    assert proc.returncode == 0, out
+    assert out.count('finished with status 0') == 2 and 'Traceback' not in out, out
+    assert 'mode gravity' in out, out
+
+
+def test_robot_dynamics_launch_refuses_wrong_arguments(tmp_path):
+    for words, message in ((['simulation', 'mode'], 'not a launch argument of the form'),
+                           (['simulation', 'mdoe:=x'], 'unknown launch argument'),
+                           (['bringup'], 'the launch files are')):
+        r = subprocess.run([executable('robot-dynamics'), 'launch', *words], capture_output=True,
+                           text=True, timeout=60)
+        assert r.returncode == 2 and message in r.stderr, (words, r.stderr)

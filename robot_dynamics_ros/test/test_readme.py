@@ -13,10 +13,13 @@
 # limitations under the License.
 
 """
-The README's "Without ROS" section, run line by line as a new user would.
+The README's command sections, run line by line as a new user would.
 
-Each command as written (with --no-daemon added to the ros2 verbs that would start a daemon),
-the launch in its own process group and stopped with Ctrl-C (SIGINT to the group) at the end.
+"What runs without a ROS install": dev.sh's set-up, ``robot-dynamics launch simulation`` in its
+own process group (an rclpy program then sees the arm held and asks the controller's service),
+the launch arguments listed, Ctrl-C (SIGINT to the group) at the end. "With a real ROS 2 install":
+``ros2 launch`` and the ``ros2`` lines (with --no-daemon added to the verbs that would start a
+daemon), where the ros2 CLI is installed.
 """
 import os
 import re
@@ -32,11 +35,16 @@ import pytest
 rclpy = pytest.importorskip('rclpy')
 from sensor_msgs.msg import JointState  # noqa: E402
 
-from conftest import interrupt_group  # noqa: E402
+from conftest import NO_ROS2_CLI, interrupt_group  # noqa: E402
+from robot_dynamics_ros.dynamics import (RobotModel, example_urdf,  # noqa: E402
+                                         gravity_torques)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 DAEMON_VERBS = {('topic', 'echo'), ('topic', 'list'), ('param', 'get'), ('param', 'list'),
                 ('param', 'dump'), ('node', 'list'), ('node', 'info'), ('service', 'list')}
+WITHOUT_ROS = 'What runs without a ROS install, and what needs one'
+WITH_ROS = 'With a real ROS 2 install'
+START = [np.pi / 2, -np.pi]         # the 2R arm's start pose (its <ros2_control> initial values)
 
 
 def section(title):
@@ -54,35 +62,93 @@ def no_daemon(argv):
     return argv
 
 
-def test_the_without_ros_section_works_line_by_line(tmp_path):
-    venv = os.environ.get('RDR_VENV', os.path.join(REPO, '.venv'))
+def dev_venv():
+    """Skip unless this runs in scripts/dev.sh's venv of the distribution under test."""
+    distro = os.environ.get('RDR_ROS_DISTRO', 'jazzy')
+    venv = os.environ.get('RDR_VENV', os.path.join(REPO, f'.venv-{distro}'))
     if os.path.realpath(sys.prefix) != os.path.realpath(venv):
         pytest.skip(f'runs in the venv of scripts/dev.sh ({venv}), not in {sys.prefix}')
-    if shutil.which('ros2', path=os.path.dirname(sys.executable)) is None:
-        pytest.skip('the ros2 CLI is not installed in this environment (scripts/dev.sh installs '
-                    'it from $RDR_ROS2_TOOLS, default ../shared/ros2-tools)')
-    lines = section('Without ROS')
-    assert lines[0] == 'bash scripts/dev.sh setup' and lines[1].endswith(' &'), lines
-    log = open(tmp_path / 'launch.log', 'w')
-    results = []
+
+
+def wait_for(node, predicate, timeout):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline and not predicate():
+        rclpy.spin_once(node, timeout_sec=0.05)
+    return predicate()
+
+
+def held_and_answering(node, states):
+    """Check that the launched arm is held at its start and the controller's service answers."""
+    from robot_dynamics_msgs.srv import InverseDynamics
+    assert wait_for(node, lambda: len(states) > 50, 60), 'no joint_states from the launch'
+    assert list(states[-1].name) == ['joint1', 'joint2']
+    np.testing.assert_allclose(states[-1].position, START, atol=0.01)
+    client = node.create_client(InverseDynamics, '/inverse_dynamics_controller/inverse_dynamics')
+    assert client.wait_for_service(timeout_sec=30), 'the controller has no service'
+    future = client.call_async(InverseDynamics.Request(name=['joint1', 'joint2'],
+                                                       position=[0.5, -1.0]))
+    assert wait_for(node, future.done, 20), 'no answer'
+    np.testing.assert_allclose(future.result().effort, gravity_torques(
+        RobotModel.from_urdf_file(example_urdf()), [0.5, -1.0]), atol=1e-9)
+
+
+def test_the_without_ros_section_works_line_by_line(tmp_path):
+    dev_venv()
+    lines = section(WITHOUT_ROS)
+    assert lines == ['bash scripts/dev.sh setup',
+                     'bash scripts/dev.sh run robot-dynamics launch simulation &',
+                     'bash scripts/dev.sh run robot-dynamics launch simulation --show-args'], lines
     setup = subprocess.run(shlex.split(lines[0]), cwd=REPO, capture_output=True, text=True,
                            timeout=900)
     assert setup.returncode == 0, setup.stderr[-3000:]
-    launch = subprocess.Popen(shlex.split(lines[1][:-2]), cwd=REPO, stdout=log,
-                              stderr=subprocess.STDOUT, start_new_session=True)
+    log_path = tmp_path / 'launch.log'
+    with open(log_path, 'w') as log:
+        launch = subprocess.Popen(shlex.split(lines[1][:-2]), cwd=REPO, stdout=log,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
     rclpy.init()
     node = rclpy.create_node('readme_reader')
     states = []
     node.create_subscription(JointState, '/joint_states', states.append, 10)
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and 'releasing the brakes' not in \
-                (tmp_path / 'launch.log').read_text():
-            rclpy.spin_once(node, timeout_sec=0.1)
-        assert 'releasing the brakes' in (tmp_path / 'launch.log').read_text()
-        for line in lines[2:]:
+        held_and_answering(node, states)
+        shown = subprocess.run(shlex.split(lines[2]), cwd=REPO, capture_output=True, text=True,
+                               timeout=120)
+        assert shown.returncode == 0, shown.stderr
+        for argument in ('urdf_file', 'xacro_args', 'mode', 'initial_positions', 'params_file',
+                         'namespace', 'with_state_publisher'):
+            assert f'  {argument}: ' in shown.stdout, shown.stdout
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+        interrupt_group(launch)
+    out = log_path.read_text()
+    assert launch.returncode == 0, out
+    assert out.count('finished with status 0') == 2 and 'Traceback' not in out, out
+
+
+def test_the_ros2_lines_work_where_ros2_is_installed(tmp_path):
+    if shutil.which('ros2', path=os.path.dirname(sys.executable)) is None and \
+            shutil.which('ros2') is None:
+        pytest.skip(NO_ROS2_CLI)
+    lines = section(WITH_ROS)
+    launch_line = 'ros2 launch robot_dynamics_ros simulation.launch.py'
+    assert any(line.startswith(launch_line) for line in lines), lines
+    commands = [line for line in lines if re.match(r'ros2 (topic|param|service) ', line)]
+    assert len(commands) == 4, commands
+    log_path = tmp_path / 'launch.log'
+    with open(log_path, 'w') as log:
+        launch = subprocess.Popen(shlex.split(launch_line), stdout=log, stderr=subprocess.STDOUT,
+                                  start_new_session=True)
+    rclpy.init()
+    node = rclpy.create_node('readme_reader')
+    states = []
+    node.create_subscription(JointState, '/joint_states', states.append, 10)
+    results = []
+    try:
+        held_and_answering(node, states)
+        for line in commands:
             for _ in range(5):          # --no-daemon: discovery may take a moment
-                r = subprocess.run(no_daemon(shlex.split(line)), cwd=REPO, capture_output=True,
+                r = subprocess.run(no_daemon(shlex.split(line)), capture_output=True,
                                    text=True, timeout=120)
                 if r.returncode == 0:
                     break
@@ -90,27 +156,21 @@ def test_the_without_ros_section_works_line_by_line(tmp_path):
             results.append(r)
             assert r.returncode == 0, (line, r.stdout[-2000:], r.stderr[-2000:])
             if 'topic pub' in line:     # the arm follows the trajectory (2 s)
-                end = time.monotonic() + 5.0
-                while time.monotonic() < end:
-                    rclpy.spin_once(node, timeout_sec=0.05)
+                wait_for(node, lambda: False, 5.0)
         echo, param, pub, service = (r.stdout for r in results)
         assert re.search(r'name:\n- joint1\n- joint2', echo), echo
         assert 'String value is: computed_torque' in param, param
         assert 'publishing #1' in pub, pub
         assert 'success=True' in service, service
         effort = re.search(r'effort=\[([^\]]*)\]', service).group(1)
-        from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques
-        model = RobotModel.from_urdf_file(example_urdf())
-        np.testing.assert_allclose([float(x) for x in effort.split(',')],
-                                   gravity_torques(model, [0.5, -1.0]), atol=1e-6)
-        launch_log = (tmp_path / 'launch.log').read_text()
-        assert 'trajectory accepted' in launch_log, launch_log[-3000:]
+        np.testing.assert_allclose([float(x) for x in effort.split(',')], gravity_torques(
+            RobotModel.from_urdf_file(example_urdf()), [0.5, -1.0]), atol=1e-6)
+        assert 'trajectory accepted' in log_path.read_text(), log_path.read_text()[-3000:]
         q = np.array(states[-1].position)
         assert np.abs(q - [0.5, -1.0]).max() < 0.01, q
     finally:
         node.destroy_node()
         rclpy.shutdown()
         interrupt_group(launch)
-        log.close()
-    out = (tmp_path / 'launch.log').read_text()
+    out = log_path.read_text()
     assert out.count('process has finished cleanly') == 2 and 'Traceback' not in out, out

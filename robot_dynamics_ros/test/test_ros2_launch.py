@@ -29,10 +29,11 @@ import time
 
 import pytest
 
+from conftest import NO_ROS2_CLI
+
 rclpy = pytest.importorskip('rclpy')
 if shutil.which('ros2', path=os.path.dirname(sys.executable)) is None:
-    pytest.skip('the ros2 CLI is not installed in this environment (scripts/dev.sh installs it '
-                'from $RDR_ROS2_TOOLS, default ../shared/ros2-tools)', allow_module_level=True)
+    pytest.skip(NO_ROS2_CLI, allow_module_level=True)
 
 from rcl_interfaces.srv import GetParameters  # noqa: E402
 

@@ -27,8 +27,9 @@ import unittest
 import numpy as np
 import pytest
 
-pytest.importorskip('launch_testing', reason='launch_testing is not installed (scripts/dev.sh '
-                    'installs it from $RDR_ROS2_TOOLS, default ../shared/ros2-tools)')
+from conftest import NO_LAUNCH
+
+pytest.importorskip('launch_testing', reason=NO_LAUNCH)
 
 import launch_testing  # noqa: E402
 import launch_testing.actions  # noqa: E402

@@ -15,7 +15,8 @@
 """
 ``robot-dynamics``: inverse dynamics of a URDF arm from the command line.
 
-    robot-dynamics info [--urdf PATH]
+    robot-dynamics info [--urdf PATH] [--xacro-args NAME:=VALUE ...]
+    robot-dynamics launch {simulation,feedforward}[.launch.py] [name:=value ...] [--show-args]
     robot-dynamics torques [--urdf PATH] [--start Q..] [--goal Q..] [--degrees]
                            [--duration T] [--samples N] [--rows R] [--plot OUT.png]
     robot-dynamics check [--urdf PATH] TRAJ [--sample-period S] [--payload LINK KG]
@@ -24,6 +25,11 @@
 ``info`` prints what the model of a description is: each movable joint in model order (type,
 parent -> child link, axis, limits, damping, friction), the masses, the ros2_control effort
 joints and what loading warned about.
+
+``launch`` starts the nodes a launch file of this package starts, with the same arguments,
+parameters and remappings, where ROS 2's launch system is not installed (the ros-* wheels from PyPI
+do not have it); Ctrl-C ends them all. With ROS 2 installed, ``ros2 launch robot_dynamics_ros
+FILE`` does the same.
 
 ``torques``
 evaluates RNEA along the quintic rest-to-rest trajectory from --start to --goal and prints the
@@ -105,6 +111,14 @@ def _parser():
                    help='write the torques against their limits, as given and scaled by k*')
     i = sub.add_parser('info', help='joints, limits, masses, ros2_control order, load warnings')
     _description_arguments(i)
+    la = sub.add_parser('launch', help='start the nodes of a launch file without ROS\'s launch '
+                                       'system', description=[
+                                           p for p in __doc__.split('\n\n')
+                                           if p.startswith('``launch``')][0])
+    la.add_argument('file', metavar='FILE', help='simulation or feedforward (.launch.py)')
+    la.add_argument('arguments', nargs='*', metavar='NAME:=VALUE', help='launch arguments')
+    la.add_argument('-s', '--show-args', action='store_true',
+                    help='list the launch arguments with their defaults')
     return ap
 
 
@@ -440,6 +454,9 @@ def main(argv=None):
         return check(args, parser)
     if args.command == 'info':
         return info(args)
+    if args.command == 'launch':
+        from .launcher import launch       # imports nothing of ROS before it is asked for
+        return launch(args.file, args.arguments, args.show_args)
     return 2  # pragma: no cover - argparse requires a command
 
 
