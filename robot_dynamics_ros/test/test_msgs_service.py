@@ -18,6 +18,7 @@ robot_dynamics_msgs: the generated InverseDynamics type over a real service.
 The generated InverseDynamics type, round-tripped through a real rclpy service served by another
 process (DDS on loopback, the session's private domain).
 """
+import signal
 import subprocess
 import sys
 import textwrap
@@ -27,9 +28,17 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
+# The server waits at most 0.2 s at a time, as the nodes do (nodes/common.py's spin says why:
+# rclpy.spin can miss the shutdown of a SIGTERM and wait on; this test hung so in three suite
+# runs in four); SIGUSR1 prints its threads' stacks should it hang all the same.
 SERVER = textwrap.dedent('''
+    import faulthandler
+    import signal
+
     import rclpy
     from robot_dynamics_msgs.srv import InverseDynamics
+
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
 
     def handle(req, res):
         res.success = True
@@ -45,7 +54,11 @@ SERVER = textwrap.dedent('''
     node = rclpy.create_node('id_echo_server')
     node.create_service(InverseDynamics, 'echo_inverse_dynamics', handle)
     print('ready', flush=True)
-    rclpy.spin(node)
+    try:
+        while rclpy.ok():
+            rclpy.spin_once(node, timeout_sec=0.2)
+    except rclpy.executors.ExternalShutdownException:
+        pass
 ''')
 
 
@@ -53,7 +66,8 @@ def test_inverse_dynamics_request_round_trips_between_processes():
     from geometry_msgs.msg import Wrench
     from robot_dynamics_msgs.srv import InverseDynamics
 
-    server = subprocess.Popen([sys.executable, '-c', SERVER], stdout=subprocess.PIPE, text=True)
+    server = subprocess.Popen([sys.executable, '-c', SERVER], stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
     rclpy.init()
     try:
         assert server.stdout.readline().strip() == 'ready'
@@ -79,4 +93,12 @@ def test_inverse_dynamics_request_round_trips_between_processes():
     finally:
         rclpy.shutdown()
         server.terminate()
-        server.wait(timeout=10)
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.send_signal(signal.SIGUSR1)
+            time.sleep(1.0)
+            server.kill()
+            raise AssertionError('the server ignored SIGTERM; its threads:\n'
+                                 + server.communicate()[1][-5000:]) from None
+        assert server.returncode == 0, server.communicate()[1][-3000:]

@@ -184,6 +184,7 @@ def test_bad_parameters_stop_the_node_with_a_message(tmp_path):
                        tmp_path / 'bad2.log')
     try:
         proc.proc.wait(timeout=30)
-        assert proc.proc.returncode != 0 and 'cannot read urdf_file' in proc.log()
+        assert proc.proc.returncode != 0
+        assert 'urdf_file: cannot read URDF file /no/such.urdf' in proc.log()
     finally:
         proc.stop()

@@ -166,6 +166,20 @@ def _armature(armature, n):
     return a
 
 
+def _same(a, b):
+    """Whether two values of a model (numbers, arrays, tuples of them) are equal."""
+    if isinstance(a, tuple):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    return np.array_equal(np.asarray(a), np.asarray(b))
+
+
+def _joints_and_links(model, joints, what):
+    """Name the joints, and for inertias the links they move, for ``differences``."""
+    if what != 'inertia' or not model.urdf_joints:
+        return f'joints {joints}'
+    return 'links ' + str([model.urdf_joints[model.index(j)][2] for j in joints])
+
+
 class RobotModel:
     """A fixed-base kinematic tree. Build it with ``from_urdf`` or ``from_urdf_file``."""
 
@@ -318,6 +332,46 @@ class RobotModel:
                     armature=self.armature)
         args.update(changes)
         return RobotModel(**args)
+
+    def differences(self, other):
+        """
+        Return what differs between this model's dynamics and ``other``'s, as readable lines.
+
+        Joints added or removed, and for the joints both have: the tree (parent), the joint type,
+        axis and placement, the inertia of the body it moves (mass, centre of mass, inertia), its
+        limits, damping, friction and armature; the frames of named links; the
+        ``<ros2_control>`` joints and initial values; gravity. Empty when none differs: a
+        description that changed only in comments, whitespace, visuals or materials.
+        """
+        out = []
+        mine, theirs = set(self.joint_names), set(other.joint_names)
+        if theirs - mine:
+            out.append(f'joints removed: {sorted(theirs - mine)}')
+        if mine - theirs:
+            out.append(f'joints added: {sorted(mine - theirs)}')
+        fields = (('parent', lambda m, i: m.joint_names[m.parent[i]] if m.parent[i] >= 0 else ''),
+                  ('type and axis', lambda m, i: (int(m.jtype[i]), m.axis[i])),
+                  ('placement', lambda m, i: m.Xtree[i]),
+                  ('inertia', lambda m, i: m.I[i]),
+                  ('limits', lambda m, i: (m.position_limits[i], m.velocity_limits[i],
+                                           m.effort_limits[i])),
+                  ('damping and friction', lambda m, i: (m.damping[i], m.friction[i])),
+                  ('armature', lambda m, i: m.armature[i]))
+        for what, get in fields:
+            changed = [j for j in self.joint_names if j in theirs and not _same(
+                get(self, self.index(j)), get(other, other.index(j)))]
+            if changed:
+                out.append(f'{what} of {_joints_and_links(self, changed, what)}')
+        frames = [link for link in self.link_names if link in other._link_body and (
+            self._link_body[link] != other._link_body[link]
+            or not _same(self._link_X[link], other._link_X[link]))]
+        if frames:
+            out.append(f'frames of links {frames}')
+        if self.ros2_control != other.ros2_control:
+            out.append('the <ros2_control> joints or initial values')
+        if not _same(self.gravity, other.gravity):
+            out.append(f'gravity {other.gravity.tolist()} -> {self.gravity.tolist()}')
+        return out
 
     @property
     def massless_joints(self):

@@ -25,15 +25,20 @@ def _main(module, args=None):
     """
     Import a node module and run its main().
 
-    The import compiles the numba kernels on a fresh install (seconds): Ctrl-C then ends the
-    program quietly with status 0, as it does once the node spins.
+    The import takes a second, and compiles the numba kernels on a fresh install: Ctrl-C or
+    SIGTERM then end the program quietly with status 0, as they do once the node runs.
     """
     import importlib
+    import signal
+
+    def interrupt(signum, frame):
+        raise KeyboardInterrupt
+    signal.signal(signal.SIGTERM, interrupt)      # as SIGINT does before main() takes over
     try:
         node_module = importlib.import_module(f'{__name__}.{module}')
+        return node_module.main(args)
     except KeyboardInterrupt:
         return 0
-    return node_module.main(args)
 
 
 def feedforward_main(args=None):

@@ -180,14 +180,17 @@ class DescriptionSource:
     parameter is the fallback. With ``subscribe=False`` (a node given a description file) the
     topic is not read at all.
 
-    ``on_model(model, xml, source)`` is called for every valid description; an invalid one is
-    logged and the previous model kept.
+    ``on_model(model, xml, source)`` is called for every valid description whose dynamics differ
+    from the last one's (what differs is logged; a description that changed only in comments,
+    whitespace, visuals or materials changes nothing); an invalid one is logged and the previous
+    model kept.
     """
 
     def __init__(self, node, on_model, topic='robot_description', subscribe=True):
         self.node = node
         self.on_model = on_model
         self.xml = None
+        self.model = None           # the last model handed to on_model
         self.topic = node.resolve_topic_name(topic)
         if subscribe:
             node.create_subscription(String, topic, self._on_topic, DESCRIPTION_QOS)
@@ -215,8 +218,19 @@ class DescriptionSource:
                     f'invalid robot_description from {source}: {e} ({kept})')
                 return False
         self.xml = xml
+        log = self.node.get_logger()
+        if self.model is not None:
+            changes = model.differences(self.model)
+            if not changes:
+                # robot_state_publisher restarted, a comment or a visual changed: the arm did not
+                log.info(f'robot_description from {source} has the same dynamics as the model '
+                         f'in use (only comments, visuals or the like differ): kept')
+                return True
+            log.info(f'robot_description from {source} changes the dynamics: '
+                     + '; '.join(changes))
+        self.model = model
         for warning in model.warnings:
-            self.node.get_logger().warning(f'robot_description from {source}: {warning}')
+            log.warning(f'robot_description from {source}: {warning}')
         self.on_model(model, xml, source)
         gc.collect()
         gc.freeze()                 # the model lives until the next one: see run_node
@@ -277,31 +291,75 @@ def loop_node(node, topic):
                              start_parameter_services=False, enable_rosout=False)
 
 
+# The longest the main executor waits before it looks at the context again (see spin).
+SHUTDOWN_POLL = 0.2
+LOOP_JOIN = 2.0         # s the control-loop thread has to leave its callback at shutdown
+
+
 def spin(node):
     """
-    Spin ``node`` until shutdown; its ``loop_node`` (if any) on a second executor and thread.
+    Spin ``node`` until the context shuts down; its ``loop_node`` (if any) on a second executor.
 
-    Callbacks of the two run concurrently: the node serialises them with its own lock.
+    The loop node's executor runs in a thread of its own; callbacks of the two run concurrently
+    and the node serialises them with its own lock.
+
+    Not ``rclpy.spin``: on SIGINT or SIGTERM, rclpy's signal handler triggers the executors'
+    signal guard conditions and shuts the context down in C, without the context's on-shutdown
+    callbacks that would wake the executors. An executor whose wait that trigger ended before the
+    context was down (a message arrived at the same moment) checks the context, finds it still
+    up, waits again, and then nothing wakes it while no message, request or timer comes: the node
+    ignored Ctrl-C for minutes. So the main executor never waits longer than SHUTDOWN_POLL
+    before it looks at the context, and once the context is down the loop executor is woken
+    explicitly.
+
+    Teardown, in this order: the context down (already, after a signal), the loop thread woken
+    and joined, then the executors shut down. rclpy's ``Executor.shutdown`` destroys the
+    executor's guard condition without waiting for the callback in progress, which triggers it
+    when it ends: shutting the loop's executor down before its thread had left made the thread
+    die with InvalidHandle on some Ctrl-Cs.
     """
+    context = node.context
+    main = SingleThreadedExecutor(context=context)
+    main.add_node(node)
     loop = getattr(node, 'loop_node', None)
-    if loop is None:
-        rclpy.spin(node)
-        return
-    executor = SingleThreadedExecutor(context=node.context)
-    executor.add_node(loop)
-
-    def spin_loop():
-        try:
-            executor.spin()
-        except (ExternalShutdownException, RCLError):
-            pass                # shutdown (SIGINT, SIGTERM): the main thread cleans up
-    thread = threading.Thread(target=spin_loop, name='control loop', daemon=True)
-    thread.start()
+    executor = thread = None
+    if loop is not None:
+        executor = SingleThreadedExecutor(context=context)
+        executor.add_node(loop)
+        thread = threading.Thread(target=_spin_loop, args=(executor,), name='control loop',
+                                  daemon=True)
+        thread.start()
     try:
-        rclpy.spin(node)
+        while context.ok():
+            main.spin_once(timeout_sec=SHUTDOWN_POLL)
+    except ExternalShutdownException:
+        pass                        # the context went down during the wait
     finally:
-        executor.shutdown(timeout_sec=1.0)
-        thread.join(timeout=1.0)
+        context.try_shutdown()      # (a no-op after a signal) ends the loop executor's spin
+        if thread is not None:
+            executor.wake()
+            thread.join(timeout=LOOP_JOIN)
+            if thread.is_alive():
+                node.get_logger().warning(
+                    f'the control loop was still in a callback {LOOP_JOIN} s after shutdown; '
+                    'leaving it')
+            else:
+                executor.shutdown(timeout_sec=0.0)
+        main.shutdown(timeout_sec=0.0)
+
+
+def _spin_loop(executor):
+    """Spin the control loop's executor until the context is down (its thread's body)."""
+    try:
+        executor.spin()
+    except ExternalShutdownException:
+        pass                        # shutdown (SIGINT, SIGTERM): spin's caller cleans up
+    except RCLError:
+        if executor.context.ok():
+            raise                   # a real error; else the context went down mid-wait
+
+
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 def run_node(node_class, args=None, help_text=''):
@@ -317,18 +375,22 @@ def run_node(node_class, args=None, help_text=''):
         return 0
     interrupted, spinning = [], []
 
-    def on_sigint(signum, frame):
-        # rclpy's own handler, installed by init, runs first and chains to this one. While the
-        # node spins, it has shut the context down and woken the executor, so spin returns:
-        # raising here too could land inside rclpy's C++ conversion of a message, which turns it
-        # into a RuntimeError (exit status 1). Before that (the node's construction) the first
-        # Ctrl-C raises; a second (launch signals the process and its group) must not interrupt
-        # the clean-up.
+    def on_stop(signum, frame):
+        # SIGINT and SIGTERM alike. rclpy's own handler, installed by init, runs first and chains
+        # to this one. While the node spins, it has shut the context down and woken the
+        # executor, so spin returns: raising here too could land inside rclpy's C++ conversion
+        # of a message, which turns it into a RuntimeError (exit status 1). Before that (the
+        # node's construction) the first signal raises; a second (launch signals the process
+        # and its group) must not interrupt the clean-up.
         if not interrupted:
             interrupted.append(signum)
             if not spinning:
                 raise KeyboardInterrupt
-    signal.signal(signal.SIGINT, on_sigint)
+    for stop in STOP_SIGNALS:
+        signal.signal(stop, on_stop)
+    # `kill -USR1 <pid>` prints every thread's stack (to stderr), whatever the process is doing:
+    # what a stuck node was doing, without a debugger
+    faulthandler.register(signal.SIGUSR1, all_threads=True)
     rclpy.init(args=args)
     node = None
     try:
@@ -357,7 +419,8 @@ def run_node(node_class, args=None, help_text=''):
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
-        # a last Ctrl-C during interpreter finalization (which restores default handlers, but
-        # leaves an ignored signal ignored) would kill the process with status -2
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        # a last Ctrl-C or SIGTERM during interpreter finalization (which restores default
+        # handlers, but leaves an ignored signal ignored) would kill the process with status -2
+        for stop in STOP_SIGNALS:
+            signal.signal(stop, signal.SIG_IGN)
     return 0
