@@ -77,6 +77,14 @@ def unknown_joint_keys(model, names, what):
             if name not in model.joint_names]
 
 
+def _shared_joints(model, other):
+    """Return (indices in model, indices in other) of the joints both models have."""
+    pairs = [(i, other.index(j)) for i, j in enumerate(model.joint_names)
+             if j in other.joint_names]
+    mine, theirs = zip(*pairs) if pairs else ((), ())
+    return np.array(mine, dtype=np.int64), np.array(theirs, dtype=np.int64)
+
+
 def payload_model(model, payload):
     """
     Return the model to compute with.
@@ -302,11 +310,48 @@ class Controller:
         self.updated = np.full(n, -np.inf)           # time of the last update of each joint
 
     def take_state(self, other):
-        """Carry the merged state over from another Controller of the same model."""
-        self.q, self.qd = other.q.copy(), other.qd.copy()
-        self.received, self.updated = other.received.copy(), other.updated.copy()
+        """
+        Carry the merged state over from another Controller.
+
+        Of the same model, or of another (a description that changed while running): then the
+        joints both models have keep their state, the others start from their defaults.
+        """
+        if other.base_model.joint_names == self.base_model.joint_names:
+            self.q, self.qd = other.q.copy(), other.qd.copy()
+            self.received, self.updated = other.received.copy(), other.updated.copy()
+        else:
+            self.reset_state()
+            mine, theirs = _shared_joints(self.base_model, other.base_model)
+            self.q[mine], self.qd[mine] = other.q[theirs], other.qd[theirs]
+            self.received[mine], self.updated[mine] = other.received[theirs], \
+                other.updated[theirs]
         self._all_received = bool(self.received[self.cmd].all())
         self.q[~self.received] = self.default_q[~self.received]
+
+    def take_motion(self, other):
+        """
+        Carry the running trajectory and the held position over from another Controller.
+
+        Of this model or of another (a description that changed while running: joints matched
+        by name). Returns None when taken (or there was none), else why the trajectory was not:
+        a joint it moves is not in this model. The held position is kept in the same mode.
+        """
+        mine, theirs = _shared_joints(self.base_model, other.base_model)
+        if other.hold is not None and other.mode == self.mode:
+            self.hold = self.default_q.copy()
+            self.hold[mine] = other.hold[theirs]
+        if other.trajectory is None:
+            return None
+        traj, idx, q_arrival = other.trajectory
+        names = [other.base_model.joint_names[i] for i in idx]
+        missing = [j for j in names if j not in self.base_model.joint_names]
+        if missing:
+            return f'it moves joints {missing}, which the new model does not have'
+        q = self.default_q.copy()
+        q[mine] = q_arrival[theirs]
+        self.trajectory = (traj, np.array([self.base_model.index(j) for j in names],
+                                          dtype=np.int64), q)
+        return None
 
     def missing_joints(self):
         """Commanded joints never received."""

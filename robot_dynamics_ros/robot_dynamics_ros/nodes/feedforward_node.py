@@ -365,6 +365,16 @@ class FeedforwardNode(Node):
                       + ('keeping the previous model' if self.ctrl else 'still no model'))
             return
         self.values = values
+        old = self.ctrl
+        if old is not None:
+            # a description that changed while running: the arm is where it is, and what it was
+            # doing goes on where the new model has its joints
+            ctrl.take_state(old)
+            dropped = ctrl.take_motion(old)
+            if dropped:
+                log.warning(f'the running trajectory is dropped: {dropped}; holding position')
+            elif ctrl.trajectory is not None:
+                log.info('the running trajectory goes on with the new model')
         self.model, self.ctrl = model, ctrl
         self.observer, self.thresholds, self.collided = observer, thresholds, False
         self.armed = False

@@ -96,6 +96,23 @@ INTERFACES = (
     'link, in its frame, for a duration of simulated time)')
 
 
+def carried_state(old, model, q0):
+    """
+    (q, qd, what) for a Simulator of ``model`` that takes over from ``old``.
+
+    Joints both models have keep their position and velocity; a joint only the new model has
+    starts at ``q0`` at rest.
+    """
+    q, qd = np.array(q0, dtype=float), np.zeros(model.n)
+    kept = [j for j in model.joint_names if j in old.model.joint_names]
+    for j in kept:
+        q[model.index(j)] = old.q[old.model.index(j)]
+        qd[model.index(j)] = old.qd[old.model.index(j)]
+    new = [j for j in model.joint_names if j not in kept]
+    return q, qd, 'the state before the description changed' + (
+        f'; new joints {new} at their initial positions' if new else '')
+
+
 class SimulatorNode(Node):
 
     def __init__(self):
@@ -174,17 +191,29 @@ class SimulatorNode(Node):
             if v['armature']:
                 model = model.with_armature(v['armature'])
             q0, pose = initial_pose(model, joints, v['initial_positions'])
+            with self.lock:
+                old = self.sim
+            q, qd = q0, None
+            if old is not None:
+                # a description that changed while running: the arm stays where it is and keeps
+                # moving as it was (the start pose only through ~/reset)
+                q, qd, pose = carried_state(old, model, q0)
             sim = Simulator(model, dt=v['timestep'], integrator=v['integrator'],
-                            damping=v['damping'] or None, friction=v['friction'] or None, q0=q0,
-                            restitution=v['limit_restitution'])
+                            damping=v['damping'] or None, friction=v['friction'] or None, q0=q,
+                            qd0=qd, restitution=v['limit_restitution'])
         except ValueError as e:
             self.get_logger().error(f'cannot simulate the model from {source}: {e}')
             return
         with self.lock:
+            if old is not None:
+                sim.t = old.t               # simulated time goes on (stamps, /clock)
+                if tuple(joints) != tuple(self.joints):
+                    self.command, self.last_command = None, None    # another command order
+            else:
+                self.command, self.last_command, self.halted = None, None, None
+                self.braked = v['hold_until_command']
             self.sim, self.joints, self.q0 = sim, joints, q0
             self.cmd_idx = np.array([model.index(j) for j in joints], dtype=np.int64)
-            self.command, self.last_command, self.halted = None, None, None
-            self.braked = v['hold_until_command']
             self.reanchor = True
             self._units = ['m' if t == PRISMATIC else 'rad' for t in model.jtype]
         self.get_logger().info(
@@ -195,9 +224,9 @@ class SimulatorNode(Node):
                 f'joint_states at {v["publish_rate"]} Hz, real-time factor '
                 f'{v["real_time_factor"] or "max"}; ') +
             f'command order {list(joints)} ({why}); '
-            f'initial pose {np.round(q0, 4).tolist()} ({pose})' + (
+            f'initial pose {np.round(sim.q, 4).tolist()} ({pose})' + (
                 f'; armature {model.armature.tolist()} (kg m^2 or kg)' if v['armature'] else ''))
-        if v['hold_until_command']:
+        if self.braked:
             self.get_logger().info(
                 f'holding the initial pose (brakes engaged) until the first effort command on '
                 f'{self.resolve_topic_name("effort_controller/commands")}')

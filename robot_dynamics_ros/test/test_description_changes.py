@@ -1,0 +1,158 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+A robot_description republished while both nodes run never teleports the arm.
+
+It happens when robot_state_publisher restarts or a URDF is edited. The simulator and the controller run the 2R arm in closed loop, both fed from the topic, as in a
+stack with robot_state_publisher. The same description with a comment and another visual changes
+nothing (both say so); one whose link2 is heavier is taken by both, the arm staying where it is
+and the running trajectory going on; a simulator given urdf_file does not read the topic at all.
+"""
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+
+from sensor_msgs.msg import JointState  # noqa: E402
+from std_msgs.msg import String  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+from robot_dynamics_ros.dynamics import example_urdf  # noqa: E402
+from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
+
+from ros_harness import NodeProcess  # noqa: E402
+
+START = np.array([np.pi / 2, -np.pi])          # the 2R arm's <ros2_control> initial values
+with open(example_urdf('planar_2r'), encoding='utf-8') as f:
+    URDF = f.read()
+# what robot_state_publisher restarted, or an edit of the visuals, republishes: same dynamics
+COSMETIC = URDF.replace('<link name="tool0"/>', '<!-- a flange -->\n  <link name="tool0">'
+                        '<visual><geometry><sphere radius="0.02"/></geometry></visual></link>')
+HEAVIER = URDF.replace('<mass value="5.0"/>', '<mass value="6.0"/>')     # link2: 5 -> 6 kg
+
+
+class Loop:
+    """simulator_node and feedforward_node in namespace ``ns``, the test's peer beside them."""
+
+    def __init__(self, ns, tmp_path, sim_args=()):
+        common = ['-r', f'__ns:=/{ns}']
+        self.sim = NodeProcess('simulator_node', common + ['-p', 'publish_rate:=500.0',
+                                                           *sim_args], tmp_path / 'sim.log')
+        self.ctrl = NodeProcess('feedforward_node', common + [
+            '-p', 'mode:=computed_torque', '-p', 'kp:=[400.0]', '-p', 'kd:=[40.0]'],
+            tmp_path / 'ctrl.log')
+        self.node = rclpy.create_node('description_peer', namespace=f'/{ns}')
+        self.states = []
+        self.node.create_subscription(JointState, 'joint_states', self.states.append, 100)
+        self.desc = self.node.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
+        self.traj = self.node.create_publisher(JointTrajectory,
+                                               'inverse_dynamics_controller/joint_trajectory', 10)
+
+    def spin(self, seconds):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            rclpy.spin_once(self.node, timeout_sec=0.005)
+
+    def wait_log(self, proc, text, timeout=20.0):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and text not in proc.log():
+            self.spin(0.05)
+        return text in proc.log()
+
+    def positions(self, since):
+        return np.array([s.position for s in self.states[since:]])
+
+    def send(self, goal, seconds):
+        msg = JointTrajectory(joint_names=['joint1', 'joint2'])
+        msg.points = [JointTrajectoryPoint(positions=[float(x) for x in goal])]
+        msg.points[0].time_from_start.sec = int(seconds)
+        self.traj.publish(msg)
+
+    def close(self):
+        self.node.destroy_node()
+        self.sim.stop()
+        self.ctrl.stop()
+
+
+@pytest.fixture
+def ros():
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):
+    loop = Loop('redesc', tmp_path)
+    try:
+        loop.desc.publish(String(data=URDF))
+        assert loop.wait_log(loop.sim, 'releasing the brakes', 60), loop.sim.log()
+        goal = np.array([0.5, -1.0])
+        assert loop.wait_log(loop.ctrl, 'ready in'), loop.ctrl.log()
+        loop.send(goal, 2)
+        assert loop.wait_log(loop.ctrl, 'trajectory accepted'), loop.ctrl.log()
+        loop.spin(3.0)
+        np.testing.assert_allclose(loop.states[-1].position, goal, atol=5e-3)
+
+        # same dynamics: nothing changes
+        mark = len(loop.states)
+        loop.desc.publish(String(data=COSMETIC))
+        for proc in (loop.sim, loop.ctrl):
+            assert loop.wait_log(proc, 'has the same dynamics as the model in use'), proc.log()
+        loop.spin(0.5)
+        q = loop.positions(mark)
+        assert len(q) > 100 and np.abs(q - goal).max() < 5e-3, q[np.abs(q - goal).argmax()]
+
+        # heavier link2, in the middle of a motion: both take it, nothing jumps
+        goal = np.array([1.0, -0.5])
+        loop.send(goal, 2)
+        loop.spin(0.8)
+        mark = len(loop.states)
+        loop.desc.publish(String(data=HEAVIER))
+        for proc in (loop.sim, loop.ctrl):
+            assert loop.wait_log(proc, "changes the dynamics: inertia of links ['link2']"), \
+                proc.log()
+        assert loop.wait_log(loop.ctrl, 'the running trajectory goes on with the new model')
+        loop.spin(2.5)
+        q = loop.positions(mark - 1)
+        steps = np.abs(np.diff(q, axis=0)).max()
+        assert steps < 0.02, f'a jump of {steps} rad between two joint_states (at 500 Hz)'
+        assert np.abs(q - START).min(axis=0).max() > 0.5, 'the arm went back to its start pose'
+        np.testing.assert_allclose(q[-1], goal, atol=5e-3)
+        assert 'holding the initial pose' not in loop.sim.log().split('changes the dynamics')[1]
+        assert 'Traceback' not in loop.sim.log() + loop.ctrl.log()
+    finally:
+        loop.close()
+
+
+def test_a_simulator_given_a_file_does_not_read_the_topic(ros, tmp_path):
+    loop = Loop('filesim', tmp_path, ['-p', f'urdf_file:={example_urdf("planar_2r")}'])
+    try:
+        assert loop.wait_log(loop.sim, 'releasing the brakes', 60), loop.sim.log()
+        loop.spin(1.0)
+        before = np.array(loop.states[-1].position)
+        # a description of another arm (its link2 heavier) on the topic: the controller takes
+        # it, the simulated arm stays the file's
+        mark = len(loop.states)
+        loop.desc.publish(String(data=HEAVIER))
+        assert loop.wait_log(loop.ctrl, "changes the dynamics: inertia of links ['link2']")
+        loop.spin(1.0)
+        assert 'robot_description from topic' not in loop.sim.log(), loop.sim.log()
+        q = loop.positions(mark)
+        # (the controller's model is now 1 kg off the simulated arm's: it holds a little lower)
+        assert np.abs(np.diff(q, axis=0)).max() < 0.02 and np.abs(q - before).max() < 0.1
+    finally:
+        loop.close()
