@@ -15,10 +15,11 @@
 """
 A robot_description republished while both nodes run never teleports the arm.
 
-It happens when robot_state_publisher restarts or a URDF is edited. The simulator and the controller run the 2R arm in closed loop, both fed from the topic, as in a
-stack with robot_state_publisher. The same description with a comment and another visual changes
-nothing (both say so); one whose link2 is heavier is taken by both, the arm staying where it is
-and the running trajectory going on; a simulator given urdf_file does not read the topic at all.
+It happens when robot_state_publisher restarts or a URDF is edited. The simulator and the
+controller run the 2R arm in closed loop, both fed from the topic, as in a stack with
+robot_state_publisher. The same description with a comment and another visual changes nothing
+(both say so); one whose link2 is heavier is taken by both, the arm staying where it is and the
+running trajectory going on; a simulator given urdf_file does not read the topic at all.
 """
 import time
 
