@@ -16,7 +16,8 @@
 Start and stop both nodes many times, on a loaded machine: every stop must be clean and quick.
 
 Each cycle starts simulator_node and feedforward_node (computed torque) on an arm, lets them run
-a random time (from 0: during start-up), in one of four situations (running; the simulator
+a random time (from 0: during start-up, once the package's first line has run), in one of four
+situations (running; the simulator
 paused; in lockstep; inverse-dynamics calls in flight), then sends SIGINT or SIGTERM (at random)
 to both. A node must exit with status 0, print no traceback, and be gone within 5 s; one that is
 not gets SIGUSR1 (every thread's stack to its log) and is killed, and its log is kept. Two CPU
@@ -37,7 +38,7 @@ import tempfile
 import threading
 import time
 
-from benchlib import erd_urdf
+from benchlib import erd_urdf, node_exe
 
 EXIT_WITHIN = 5.0           # s from the signal to the process gone
 SITUATIONS = ('running', 'paused', 'lockstep', 'service calls')
@@ -47,10 +48,6 @@ def _hog(stop):
     x = 0
     while not stop.is_set():
         x = (x * 7 + 1) % 1000003
-
-
-def _exe(name):
-    return shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
 
 
 class Driver:
@@ -98,6 +95,27 @@ class Driver:
         self.rclpy.shutdown()
 
 
+def _wait_for_the_package(proc, timeout=10.0):
+    """
+    Wait until the node's own code runs: its SIGTERM handler is installed (``/proc``'s SigCgt).
+
+    Before that, for the first ~0.05 s (0.1 s under load), Python itself starts (site.py, the
+    console script's first import): nothing of the package has run, and a signal meets Python's
+    defaults (SIGINT: a KeyboardInterrupt traceback, SIGTERM: killed with status -15).
+    """
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.poll() is None:
+        try:
+            with open(f'/proc/{proc.pid}/status') as f:
+                caught = int(next(line for line in f if line.startswith('SigCgt:')).split()[1],
+                             16)
+        except (OSError, StopIteration, ValueError):
+            return
+        if caught & (1 << (signal.SIGTERM - 1)):
+            return
+        time.sleep(0.002)
+
+
 def cycle(i, rng, urdf, driver, folder, max_run):
     """Run one start/stop cycle; return a dict of what happened to each node."""
     situation = rng.choice(SITUATIONS)
@@ -113,8 +131,10 @@ def cycle(i, rng, urdf, driver, folder, max_run):
     for name, args in nodes.items():
         logs[name] = os.path.join(folder, f'{i:03d}-{name}.log')
         with open(logs[name], 'w') as log:
-            procs[name] = subprocess.Popen([_exe(name), '--ros-args', *args], stdout=log,
+            procs[name] = subprocess.Popen([node_exe(name), '--ros-args', *args], stdout=log,
                                            stderr=subprocess.STDOUT)
+    for p in procs.values():
+        _wait_for_the_package(p)
     stop = threading.Event()
     caller = None
     start = time.monotonic()

@@ -373,19 +373,16 @@ def run_node(node_class, args=None, help_text=''):
     if help_requested(args):
         print(help_text)
         return 0
-    interrupted, spinning = [], []
+    interrupted = []
 
     def on_stop(signum, frame):
-        # SIGINT and SIGTERM alike. rclpy's own handler, installed by init, runs first and chains
-        # to this one. While the node spins, it has shut the context down and woken the
-        # executor, so spin returns: raising here too could land inside rclpy's C++ conversion
-        # of a message, which turns it into a RuntimeError (exit status 1). Before that (the
-        # node's construction) the first signal raises; a second (launch signals the process
-        # and its group) must not interrupt the clean-up.
-        if not interrupted:
-            interrupted.append(signum)
-            if not spinning:
-                raise KeyboardInterrupt
+        # SIGINT and SIGTERM alike, recorded and never raised. rclpy's own handler, installed by
+        # init, runs first and chains to this one: it shuts the context down and wakes the
+        # executors, so spin returns. An exception raised here would land wherever the main
+        # thread is: inside rclpy's C++ conversion of a message it becomes a RuntimeError, inside
+        # a ctypes callback of numba's LLVM it is printed and lost. A signal before rclpy's
+        # handler is in place (during init) is seen after the node's construction.
+        interrupted.append(signum)
     for stop in STOP_SIGNALS:
         signal.signal(stop, on_stop)
     # `kill -USR1 <pid>` prints every thread's stack (to stderr), whatever the process is doing:
@@ -395,7 +392,8 @@ def run_node(node_class, args=None, help_text=''):
     node = None
     try:
         node = node_class()
-        spinning.append(True)
+        if interrupted:
+            return 0                # stopped during start-up: the clean-up below, no spin
         # what start-up allocated (imports, the model, compiled kernels) is never freed: keep
         # it out of the garbage collector's full passes, which otherwise walk it all (ms) at
         # unpredictable times inside the control loop
@@ -410,7 +408,6 @@ def run_node(node_class, args=None, help_text=''):
         if rclpy.ok():
             raise                   # a real error; else SIGTERM shut the context down mid-spin
     finally:
-        interrupted.append(None)                # from here on, Ctrl-C no longer interrupts
         # a clean-up that hangs (seen once in CI: simulator_node ignored SIGINT and SIGTERM
         # until launch killed it) prints every thread's stack after 4 s, before launch's
         # SIGTERM at 5 s; the watchdog is a C thread, so it works even if the GIL is never freed
