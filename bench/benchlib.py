@@ -14,8 +14,10 @@
 
 """What the benchmarks share: example-robot-data's URDFs, panda's joints, stopping a child node."""
 import os
+import shutil
 import signal
 import subprocess
+import sys
 import sysconfig
 
 
@@ -35,6 +37,11 @@ def read_urdf(rel):
     """Return the text of example-robot-data's ``robots/<rel>``."""
     with open(erd_urdf(rel), encoding='utf-8') as f:
         return f.read()
+
+
+def node_exe(name):
+    """Return the path of one of the package's console scripts, next to this Python first."""
+    return shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
 
 
 def interrupt(proc, timeout):
