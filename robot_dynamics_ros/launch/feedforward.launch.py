@@ -17,9 +17,11 @@ feedforward_node with config/feedforward.yaml (or your params file).
 
     ros2 launch robot_dynamics_ros feedforward.launch.py [params_file:=/path/to.yaml]
         [mode:=computed_torque] [command_topic:=/effort_controller/commands] [namespace:=arm]
+        [urdf_file:=/path/arm.urdf.xacro] [xacro_args:="name:=value ..."]
 
 The params file is the source of truth: ``mode:=`` overrides its mode only when given on the
-command line. robot_description comes from the robot_description topic (robot_state_publisher).
+command line. robot_description comes from the robot_description topic (robot_state_publisher),
+or from urdf_file when given.
 What this starts is decided by robot_dynamics_ros.nodes.launch_setup (tested without the launch
 system); this file only turns it into launch actions.
 """

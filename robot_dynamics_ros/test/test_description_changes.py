@@ -18,8 +18,9 @@ A robot_description republished while both nodes run never teleports the arm.
 It happens when robot_state_publisher restarts or a URDF is edited. The simulator and the
 controller run the 2R arm in closed loop, both fed from the topic, as in a stack with
 robot_state_publisher. The same description with a comment and another visual changes nothing
-(both say so); one whose link2 is heavier is taken by both, the arm staying where it is and the
-running trajectory going on; a simulator given urdf_file does not read the topic at all.
+(both say so); one whose link2 is heavier is taken by both, the arm staying where it is, the
+running trajectory going on and the efforts fading into the new model's over 0.2 s; a simulator
+given urdf_file does not read the topic at all.
 """
 import time
 
@@ -29,10 +30,10 @@ import pytest
 rclpy = pytest.importorskip('rclpy')
 
 from sensor_msgs.msg import JointState  # noqa: E402
-from std_msgs.msg import String  # noqa: E402
+from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from robot_dynamics_ros.dynamics import example_urdf  # noqa: E402
+from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
 from ros_harness import NodeProcess  # noqa: E402
@@ -57,8 +58,10 @@ class Loop:
             '-p', 'mode:=computed_torque', '-p', 'kp:=[400.0]', '-p', 'kd:=[40.0]'],
             tmp_path / 'ctrl.log')
         self.node = rclpy.create_node('description_peer', namespace=f'/{ns}')
-        self.states = []
+        self.states, self.commands = [], []
         self.node.create_subscription(JointState, 'joint_states', self.states.append, 100)
+        self.node.create_subscription(Float64MultiArray, 'effort_controller/commands',
+                                      lambda m: self.commands.append(np.array(m.data)), 100)
         self.desc = self.node.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
         self.traj = self.node.create_publisher(JointTrajectory,
                                                'inverse_dynamics_controller/joint_trajectory', 10)
@@ -121,16 +124,32 @@ def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):
         goal = np.array([1.0, -0.5])
         loop.send(goal, 2)
         loop.spin(0.8)
-        mark = len(loop.states)
+        mark, commands = len(loop.states), len(loop.commands)
         loop.desc.publish(String(data=HEAVIER))
+        changed = time.monotonic()
         for proc in (loop.sim, loop.ctrl):
             assert loop.wait_log(proc, "changes the dynamics: inertia of links ['link2']"), \
                 proc.log()
         assert loop.wait_log(loop.ctrl, 'the running trajectory goes on with the new model')
-        loop.spin(2.5)
+        loop.spin(max(0.0, changed + 0.5 - time.monotonic()))
+        # (the change and the fade, 0.2 s, are inside this half second)
+        tau = np.array(loop.commands[commands - 1:])
+        loop.spin(2.0)
         q = loop.positions(mark - 1)
         steps = np.abs(np.diff(q, axis=0)).max()
         assert steps < 0.02, f'a jump of {steps} rad between two joint_states (at 500 Hz)'
+        # the efforts fade from the old model's into the new one's: the change (1 kg more on
+        # link2: its gravity torque at the pose of the change) would be one step of several N m;
+        # no step between two commands is larger than those of the motion before it by half that
+        jump = np.abs(gravity_torques(RobotModel.from_urdf(HEAVIER), q[0])
+                      - gravity_torques(RobotModel.from_urdf(URDF), q[0])).max()
+        assert jump > 4.0, jump                  # the test means something at this pose
+        assert len(tau) > 100, len(tau)
+        before = np.array(loop.commands[commands - len(tau):commands])
+        usual = np.abs(np.diff(before, axis=0)).max()
+        step = np.abs(np.diff(tau, axis=0)).max()
+        assert step < usual + jump / 2, (f'a step of {step:.2f} N m between two commands (the '
+                                         f'motion: {usual:.2f}; the change: {jump:.2f})')
         assert np.abs(q - START).min(axis=0).max() > 0.5, 'the arm went back to its start pose'
         np.testing.assert_allclose(q[-1], goal, atol=5e-3)
         assert 'holding the initial pose' not in loop.sim.log().split('changes the dynamics')[1]
@@ -144,6 +163,9 @@ def test_a_simulator_given_a_file_does_not_read_the_topic(ros, tmp_path):
     try:
         assert loop.wait_log(loop.sim, 'releasing the brakes', 60), loop.sim.log()
         loop.spin(1.0)
+        end = time.monotonic() + 20
+        while len(loop.states) < 50 and time.monotonic() < end:
+            loop.spin(0.1)
         before = np.array(loop.states[-1].position)
         # a description of another arm (its link2 heavier) on the topic: the controller takes
         # it, the simulated arm stays the file's

@@ -72,6 +72,15 @@ def test_feedforward_mode_overrides_only_when_given(tmp_path):
     assert empty.parameter_values()['mode'] == 'feedforward'
 
 
+def test_feedforward_description_file_only_when_given(xacro_arm):
+    [node] = feedforward_nodes(urdf_file=xacro_arm, xacro_args='prefix:=a_ payload_mass:=2')
+    assert node.parameter_values()['urdf_file'] == xacro_arm
+    assert node.parameter_values()['xacro_args'] == ['prefix:=a_', 'payload_mass:=2']
+    assert 'urdf_file' not in feedforward_nodes()[0].parameter_values()
+    with pytest.raises(ValueError, match='xacro_args:= given without urdf_file'):
+        feedforward_nodes(xacro_args='prefix:=a_')
+
+
 def test_feedforward_namespace_and_command_topic():
     [node] = feedforward_nodes(namespace='/left_arm/', command_topic='/fcc/commands')
     assert node.namespace == 'left_arm'
@@ -159,7 +168,8 @@ def _combinations(tmp_path, xacro_arm):
         'feedforward defaults': feedforward_nodes(),
         'feedforward everything': feedforward_nodes(
             params_file=str(params), mode='computed_torque', namespace='left',
-            command_topic='/left_effort_controller/commands'),
+            command_topic='/left_effort_controller/commands', urdf_file=xacro_arm,
+            xacro_args='prefix:=left_'),
         'simulation defaults': simulation_nodes(),
         'simulation everything': simulation_nodes(
             urdf_file=xacro_arm, xacro_args='prefix:=l_', mode='feedforward',
@@ -246,11 +256,13 @@ def _check_topics(peer, label, nodes, started, failures):
         rclpy.spin_once(peer, timeout_sec=0.1)
     if not any(i.node_name == CONTROLLER for i in peer.get_publishers_info_by_topic(topic)):
         failures.append(f'{label}: {CONTROLLER} does not publish on {topic}')
-    if SIMULATOR in specs:
-        # the simulator's description reached the controller in the same namespace: it
-        # declared the per-joint parameters of the model's joints
+    described = specs.get(SIMULATOR, ctrl if 'urdf_file' in ctrl.parameter_values() else None)
+    if described is not None:
+        # the description (the simulator's, reaching the controller in the same namespace, or
+        # the controller's own file) gave the controller its model: it declared the per-joint
+        # parameters of the model's joints
         fqn = '/' + '/'.join(p for p in (ctrl.namespace, CONTROLLER) if p)
-        joints = load_description_joints(specs[SIMULATOR])
+        joints = load_description_joints(described)
         names = [f'default_positions.{j}' for j in joints]
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -263,9 +275,9 @@ def _check_topics(peer, label, nodes, started, failures):
                             + started[1].log()[-2000:])
 
 
-def load_description_joints(simulator):
+def load_description_joints(spec):
     from robot_dynamics_ros.dynamics import RobotModel
-    values = simulator.parameter_values()
+    values = spec.parameter_values()
     return RobotModel.from_urdf_file(values['urdf_file'], values.get('xacro_args', ())).joint_names
 
 

@@ -57,6 +57,7 @@ from .common import (FILE_PARAMETERS, STARTED, DescriptionSource, Throttle, coer
 from .launch_setup import CONTROLLER
 
 NODE_NAME = CONTROLLER
+BUMPLESS = 0.2          # s over which the efforts move to a new model's (a description change)
 
 # name: (kind, default, description, read_only). Also per model joint, declared once the model is
 # known: default_positions.<joint> (float) and effort_limits.<joint> (float, the URDF's limit).
@@ -200,6 +201,7 @@ class FeedforwardNode(Node):
         self.values = {name: declare(self, name, kind, default, desc, ro)
                        for name, (kind, default, desc, ro) in PARAMETERS.items()}
         self.ctrl = None
+        self.bump = None            # [offset, start] while a model change fades in
         self.model = None
         self.state_stamp = None
         self.stale = None               # the stale (or missing) commanded joints being reported
@@ -368,7 +370,10 @@ class FeedforwardNode(Node):
         old = self.ctrl
         if old is not None:
             # a description that changed while running: the arm is where it is, and what it was
-            # doing goes on where the new model has its joints
+            # doing goes on where the new model has its joints; the efforts move from the old
+            # model's to the new one's over BUMPLESS seconds (_bumpless)
+            if ctrl.joints == old.joints and self.out.commands:
+                self.bump = [self.out.command.copy(), None]
             ctrl.take_state(old)
             dropped = ctrl.take_motion(old)
             if dropped:
@@ -852,10 +857,29 @@ class FeedforwardNode(Node):
         t = 0.0 if stamp is None else stamp.nanoseconds * 1e-9
         des = ctrl.desired(t, ctrl.q)
         tau, clamped = ctrl.command(ctrl.q, ctrl.qd, t, des)
+        if self.bump is not None:
+            tau = self._bumpless(tau)
         if clamped.any():
             names = [j for j, c in zip(ctrl.joints, clamped) if c]
             self.throttle.warning('clamp', f'effort clamped to the limits on {names}')
         self._publish(tau, des, self.state_stamp if self.values['rate'] == 0 else None, stamp)
+
+    def _bumpless(self, tau):
+        """
+        After a model change: the last effort of the old model, fading into the new one's.
+
+        The first command after the change repeats the old model's last one; the difference
+        between the two decays linearly to zero over BUMPLESS seconds (bumpless transfer).
+        """
+        now = time.monotonic()
+        if self.bump[1] is None:
+            self.bump = [self.bump[0] - tau, now]       # the step the change would make
+        s = (now - self.bump[1]) / BUMPLESS
+        if s >= 1.0:
+            self.bump = None
+            return tau
+        limits = self.ctrl.limits
+        return np.clip(tau + self.bump[0] * (1.0 - s), -limits, limits)
 
     def _timeout_if_stale(self, now):
         """

@@ -79,6 +79,9 @@ def feedforward_arguments():
         ('command_topic', COMMAND_TOPIC,
          'the topic the efforts go to: your ForwardCommandController\'s /<controller>/commands'),
         ('namespace', '', 'namespace of the node (and of its relative topics)'),
+        ('urdf_file', '', 'a URDF or .xacro file to take the description from; empty: the '
+                          'robot_description topic (robot_state_publisher)'),
+        ('xacro_args', '', 'name:=value pairs for a .xacro urdf_file, separated by spaces'),
     ]
 
 
@@ -150,13 +153,27 @@ def feedforward_nodes(**arguments):
 
     The params file is the source of truth; ``mode`` overrides its mode only when given;
     ``command_topic`` is where the node's efforts go (a remapping); ``namespace`` holds the node
-    and its relative topics.
+    and its relative topics; ``urdf_file`` (and ``xacro_args``), when given, replace the
+    robot_description topic.
     """
     a = _given(arguments, feedforward_arguments())
     return [NodeSpec(
         PACKAGE, 'feedforward_node', CONTROLLER, _namespace(a['namespace']),
-        parameters=tuple([a['params_file']] + _mode(a['mode'])),
+        parameters=tuple([a['params_file']] + _mode(a['mode'])
+                         + _description(a['urdf_file'], a['xacro_args'])),
         remappings=((COMMAND_TOPIC, a['command_topic']),))]
+
+
+def _description(urdf_file, xacro_args):
+    """Return the description file parameters, only when given (a bad xacro pair fails here)."""
+    from ..dynamics import parse_xacro_args
+    args = xacro_args.split()
+    parse_xacro_args(args)
+    if not urdf_file.strip():
+        if args:
+            raise ValueError('xacro_args:= given without urdf_file:=')
+        return []
+    return [dict({'urdf_file': urdf_file.strip()}, **({'xacro_args': args} if args else {}))]
 
 
 def simulation_nodes(**arguments):
@@ -169,14 +186,11 @@ def simulation_nodes(**arguments):
     start pose); with_state_publisher adds robot_state_publisher with the same description, whose
     own robot_description publication is remapped away from the simulator's.
     """
-    from ..dynamics import load_description, parse_xacro_args
+    from ..dynamics import load_description
     a = _given(arguments, simulation_arguments())
     namespace, params = _namespace(a['namespace']), a['params_file']
-    xacro_args = a['xacro_args'].split()
-    parse_xacro_args(xacro_args)                    # a malformed pair fails here, named
-    simulator = {'urdf_file': a['urdf_file']}
-    if xacro_args:
-        simulator['xacro_args'] = xacro_args
+    [simulator] = _description(a['urdf_file'], a['xacro_args'])
+    xacro_args = simulator.get('xacro_args', [])
     start = _positions(a['initial_positions'])
     if start is not None:
         simulator['initial_positions'] = start
