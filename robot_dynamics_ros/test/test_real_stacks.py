@@ -92,7 +92,10 @@ def panda_gravity(q_arm, fingers):
 
 
 def test_arm_and_gripper_streams_merge_into_one_steady_command(ros, tmp_path):
-    proc, peer = start(tmp_path, 'merge', 'merge', '-p', f'joints:={ARM}'.replace("'", '"'))
+    # state_timeout 1 s: this is about merging (stale streams have their own test below); a
+    # 0.1-0.3 s stall of the loaded machine made the node command zero, as it must, mid-window
+    proc, peer = start(tmp_path, 'merge', 'merge', '-p', f'joints:={ARM}'.replace("'", '"'),
+                       '-p', 'state_timeout:=1.0')
     try:
         peer.publish_description(robot_urdf('panda'))
         assert proc.wait_log('model "', 20), proc.log()
