@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 
-from benchlib import erd_urdf, node_exe
+from benchlib import call_service, erd_urdf, node_exe
 
 EXIT_WITHIN = 5.0           # s from the signal to the process gone
 SITUATIONS = ('running', 'paused', 'lockstep', 'service calls')
@@ -66,17 +66,8 @@ class Driver:
         self.SetBool, self.InverseDynamics = SetBool, InverseDynamics
         self.calls = 0
 
-    def call(self, client, request, timeout):
-        if not client.wait_for_service(timeout_sec=timeout):
-            return None
-        future = client.call_async(request)
-        end = time.monotonic() + timeout
-        while not future.done() and time.monotonic() < end:
-            self.rclpy.spin_once(self.node, timeout_sec=0.01)
-        return future.result() if future.done() else None
-
     def paused(self, timeout):
-        answer = self.call(self.pause, self.SetBool.Request(data=True), timeout)
+        answer = call_service(self.node, self.pause, self.SetBool.Request(data=True), timeout)
         return answer is not None and answer.success
 
     def calls_until(self, stop):

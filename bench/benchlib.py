@@ -44,6 +44,20 @@ def node_exe(name):
     return shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
 
 
+def call_service(node, client, request, timeout):
+    """Call a service from ``node`` (spinning it); the answer, or None after ``timeout`` s."""
+    import time
+
+    import rclpy
+    if not client.wait_for_service(timeout_sec=timeout):
+        return None
+    future = client.call_async(request)
+    end = time.monotonic() + timeout
+    while not future.done() and time.monotonic() < end:
+        rclpy.spin_once(node, timeout_sec=0.005)
+    return future.result() if future.done() else None
+
+
 def interrupt(proc, timeout):
     """Stop a child node as Ctrl-C does; kill it if it has not exited within ``timeout`` s."""
     proc.send_signal(signal.SIGINT)

@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 
-from benchlib import erd_urdf, node_exe
+from benchlib import call_service, erd_urdf, node_exe
 
 MEMORY_GROWTH_MIB = 10.0        # allowed RSS growth of a node, end of round 1 to the end
 
@@ -167,13 +167,7 @@ class Soak:
         return os.path.getsize(self.logs[name])
 
     def call(self, client, request, timeout=5.0):
-        if not client.wait_for_service(timeout_sec=timeout):
-            return None
-        future = client.call_async(request)
-        end = time.monotonic() + timeout
-        while not future.done() and time.monotonic() < end:
-            self.rclpy.spin_once(self.node, timeout_sec=0.005)
-        return future.result() if future.done() else None
+        return call_service(self.node, client, request, timeout)
 
     # ---- trajectories ------------------------------------------------------------------------
     def trajectory(self, points, names=None):
