@@ -28,9 +28,9 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-# The server waits at most 0.2 s at a time, as the nodes do (nodes/common.py's spin says why:
-# rclpy.spin can miss the shutdown of a SIGTERM and wait on; this test hung so in three suite
-# runs in four); SIGUSR1 prints its threads' stacks should it hang all the same.
+# The server waits at most 0.2 s at a time, as the nodes do (nodes/common.py's spin says why):
+# with rclpy.spin it ignored SIGTERM in three suite runs of four (the cause was not pinned down);
+# SIGUSR1 prints its threads' stacks should it hang all the same.
 SERVER = textwrap.dedent('''
     import faulthandler
     import signal

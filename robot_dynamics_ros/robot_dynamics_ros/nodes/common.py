@@ -303,20 +303,18 @@ def spin(node):
     The loop node's executor runs in a thread of its own; callbacks of the two run concurrently
     and the node serialises them with its own lock.
 
-    Not ``rclpy.spin``: on SIGINT or SIGTERM, rclpy's signal handler triggers the executors'
-    signal guard conditions and shuts the context down in C, without the context's on-shutdown
-    callbacks that would wake the executors. An executor whose wait that trigger ended before the
-    context was down (a message arrived at the same moment) checks the context, finds it still
-    up, waits again, and then nothing wakes it while no message, request or timer comes: the node
-    ignored Ctrl-C for minutes. So the main executor never waits longer than SHUTDOWN_POLL
-    before it looks at the context, and once the context is down the loop executor is woken
-    explicitly.
+    Not ``rclpy.spin``, which waits without a timeout and notices a signal's shutdown only
+    through the one guard-condition trigger of rclpy's signal handler: should that wake-up be
+    spent, nothing else wakes a node that no message, request or timer reaches (a plain
+    rclpy.spin service server ignored SIGTERM in some test-suite runs; the cause was not pinned
+    down). So the main executor never waits longer than SHUTDOWN_POLL before it looks at the
+    context, and once the context is down the loop executor is woken explicitly.
 
     Teardown, in this order: the context down (already, after a signal), the loop thread woken
-    and joined, then the executors shut down. rclpy's ``Executor.shutdown`` destroys the
-    executor's guard condition without waiting for the callback in progress, which triggers it
-    when it ends: shutting the loop's executor down before its thread had left made the thread
-    die with InvalidHandle on some Ctrl-Cs.
+    and joined, then the executors shut down. rclpy's ``Executor.shutdown`` (7.1 and 9.1) does
+    not wait for the callback in progress before it destroys the executor's guard condition,
+    which that callback triggers when it ends: shutting the loop's executor down before its
+    thread had left gave the InvalidHandle traceback seen on some Ctrl-Cs.
     """
     context = node.context
     main = SingleThreadedExecutor(context=context)
