@@ -38,7 +38,7 @@ import tempfile
 import threading
 import time
 
-from benchlib import call_service, erd_urdf, node_exe
+from benchlib import call_service, local_ros, node_exe
 
 EXIT_WITHIN = 5.0           # s from the signal to the process gone
 SITUATIONS = ('running', 'paused', 'lockstep', 'service calls')
@@ -212,10 +212,7 @@ def main():
     ap.add_argument('--max-run', type=float, default=3.0, help='longest run before the signal')
     ap.add_argument('--seed', type=int, default=1)
     args = ap.parse_args()
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ.pop('ROS_LOCALHOST_ONLY', None)
-    os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(30, 99)))
-    urdf = args.arm if os.path.isfile(args.arm) else erd_urdf(args.arm)
+    urdf = local_ros(args.arm)
     t0 = time.monotonic()
     summary, failures = run_cycles(args.cycles, args.hogs, urdf, args.max_run, args.seed)
     distro = os.environ.get('ROS_DISTRO', '?')

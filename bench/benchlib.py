@@ -39,6 +39,19 @@ def read_urdf(rel):
         return f.read()
 
 
+def local_ros(arm):
+    """
+    Keep DDS on this machine, on a domain of this run's own; return the URDF path ``arm`` names.
+
+    ``arm``: a URDF file, or a path under example-robot-data's robots/.
+    """
+    import random
+    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
+    os.environ.pop('ROS_LOCALHOST_ONLY', None)      # with it set, Jazzy ignores the range
+    os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(30, 99)))
+    return arm if os.path.isfile(arm) else erd_urdf(arm)
+
+
 def node_exe(name):
     """Return the path of one of the package's console scripts, next to this Python first."""
     return shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)

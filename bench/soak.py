@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 
-from benchlib import call_service, erd_urdf, node_exe
+from benchlib import call_service, local_ros, node_exe
 
 MEMORY_GROWTH_MIB = 10.0        # allowed RSS growth of a node, end of round 1 to the end
 
@@ -372,10 +372,7 @@ def main():
                     help='rad (or m) from the target after each valid trajectory')
     ap.add_argument('--seed', type=int, default=1)
     args = ap.parse_args()
-    os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
-    os.environ.pop('ROS_LOCALHOST_ONLY', None)
-    os.environ.setdefault('ROS_DOMAIN_ID', str(random.randint(30, 99)))
-    urdf = args.arm if os.path.isfile(args.arm) else erd_urdf(args.arm)
+    urdf = local_ros(args.arm)
     lines, failed = run(args.minutes, urdf, args.controller_param, args.tolerance, args.seed)
     print('[report] ' + '\n'.join(lines))
     print(f'[target] soak of {args.minutes:g} min: {len(failed)} assertions failed (target 0) '
