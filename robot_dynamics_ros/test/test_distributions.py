@@ -22,7 +22,7 @@ in rclpy, rclpy.node.Node, the executors and the parameter client; rclpy 7.1.6 o
 TimerInfo, ``content_filter_options``, ``rosout_qos_profile`` of ``create_node``,
 ``try_shutdown(uninstall_handlers=...)``, ``Executor.create_future``. Behaviour a user can see:
 with ``ROS_LOCALHOST_ONLY=1``, Jazzy's rcl warns that it is deprecated and then ignores
-``ROS_AUTOMATIC_DISCOVERY_RANGE``; Kilted ignores ``ROS_LOCALHOST_ONLY`` without a word.
+``ROS_AUTOMATIC_DISCOVERY_RANGE``; Kilted's prints nothing about it.
 
 This test runs on whichever distribution the venv holds (``.ci/run`` runs it on both): every name
 imported from rclpy and every ``rclpy.x.y`` the sources spell resolves, every keyword argument the
