@@ -38,6 +38,27 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # robot_
 CONFIG = os.path.join(PACKAGE, 'config')
 
 
+def call_service(node, client, request, timeout=20.0):
+    """
+    Call a service, asking again every 2 s until it answers.
+
+    A service counts as available once the client has matched the server's request reader; a
+    request sent before the server has matched the client's response reader can go unanswered
+    (CI, once in a suite: a freshly started node's list_parameters 'did not answer' in 20 s).
+    """
+    assert client.wait_for_service(timeout_sec=timeout), f'{client.srv_name} not available'
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        future = client.call_async(request)
+        again = time.monotonic() + 2.0
+        while not future.done() and time.monotonic() < min(again, deadline):
+            rclpy.spin_once(node, timeout_sec=0.05)
+        if future.done():
+            return future.result()
+        client.remove_pending_request(future)
+    raise AssertionError(f'{client.srv_name} did not answer in {timeout} s')
+
+
 class NodeProcess:
     """A node started from its console script with --ros-args; its output goes to a log file."""
 

@@ -40,7 +40,7 @@ from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
 from rclpy.parameter import parameter_value_to_python  # noqa: E402
 
 from conftest import executable, interrupt_group  # noqa: E402
-from ros_harness import NodeProcess  # noqa: E402
+from ros_harness import NodeProcess, call_service  # noqa: E402
 
 LAUNCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'launch')
 
@@ -182,32 +182,11 @@ def _python(value):
     return list(value) if isinstance(value, (list, tuple)) or hasattr(value, 'tolist') else value
 
 
-def _call(node, client, request, timeout=20.0):
-    """
-    Call a service, asking again every 2 s until it answers.
-
-    A service counts as available once the client has matched the server's request reader; a
-    request sent before the server has matched the client's response reader can go unanswered
-    (CI, once in a suite: a freshly started node's list_parameters 'did not answer' in 20 s).
-    """
-    assert client.wait_for_service(timeout_sec=timeout), f'{client.srv_name} not available'
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        future = client.call_async(request)
-        again = time.monotonic() + 2.0
-        while not future.done() and time.monotonic() < min(again, deadline):
-            rclpy.spin_once(node, timeout_sec=0.05)
-        if future.done():
-            return future.result()
-        client.remove_pending_request(future)
-    raise AssertionError(f'{client.srv_name} did not answer in {timeout} s')
-
-
 def _parameters(peer, fqn, names):
-    listed = _call(peer, peer.create_client(ListParameters, f'{fqn}/list_parameters'),
-                   ListParameters.Request()).result.names
-    values = _call(peer, peer.create_client(GetParameters, f'{fqn}/get_parameters'),
-                   GetParameters.Request(names=list(names))).values
+    listed = call_service(peer, peer.create_client(ListParameters, f'{fqn}/list_parameters'),
+                          ListParameters.Request()).result.names
+    values = call_service(peer, peer.create_client(GetParameters, f'{fqn}/get_parameters'),
+                          GetParameters.Request(names=list(names))).values
     return set(listed), {n: _python(v) for n, v in zip(names, values)}
 
 

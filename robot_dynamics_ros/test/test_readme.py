@@ -36,6 +36,7 @@ rclpy = pytest.importorskip('rclpy')
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from conftest import NO_ROS2_CLI, interrupt_group  # noqa: E402
+from ros_harness import call_service  # noqa: E402
 from robot_dynamics_ros.dynamics import (RobotModel, example_urdf,  # noqa: E402
                                          gravity_torques)
 
@@ -84,11 +85,9 @@ def held_and_answering(node, states):
     assert list(states[-1].name) == ['joint1', 'joint2']
     np.testing.assert_allclose(states[-1].position, START, atol=0.01)
     client = node.create_client(InverseDynamics, '/inverse_dynamics_controller/inverse_dynamics')
-    assert client.wait_for_service(timeout_sec=30), 'the controller has no service'
-    future = client.call_async(InverseDynamics.Request(name=['joint1', 'joint2'],
-                                                       position=[0.5, -1.0]))
-    assert wait_for(node, future.done, 20), 'no answer'
-    np.testing.assert_allclose(future.result().effort, gravity_torques(
+    answer = call_service(node, client, InverseDynamics.Request(name=['joint1', 'joint2'],
+                                                                position=[0.5, -1.0]), 30)
+    np.testing.assert_allclose(answer.effort, gravity_torques(
         RobotModel.from_urdf_file(example_urdf()), [0.5, -1.0]), atol=1e-9)
 
 
