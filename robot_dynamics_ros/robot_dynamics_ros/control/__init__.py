@@ -18,11 +18,12 @@ Control laws without ROS: the inverse-dynamics controller, trajectories, the mom
 Calls ``dynamics``; imports no ROS (the nodes in ``nodes/`` translate messages into these calls).
 """
 from .controller import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints, payload_model,
-                         unknown_joint_keys)
+                         shared_joints, unknown_joint_keys)
 from .observer import REACTIONS, MomentumObserver, over_threshold, per_joint
 from .feasibility import Feasibility, check as check_trajectory
 from .trajectory import JointTrajectory, quintic
 
-__all__ = ['Controller', 'default_joints', 'payload_model', 'unknown_joint_keys', 'MODES',
+__all__ = ['Controller', 'default_joints', 'payload_model', 'shared_joints', 'unknown_joint_keys',
+           'MODES',
            'TIMEOUT_BEHAVIOURS', 'JointTrajectory', 'quintic', 'MomentumObserver',
            'REACTIONS', 'over_threshold', 'per_joint', 'Feasibility', 'check_trajectory']

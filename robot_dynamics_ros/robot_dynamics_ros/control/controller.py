@@ -77,7 +77,7 @@ def unknown_joint_keys(model, names, what):
             if name not in model.joint_names]
 
 
-def _shared_joints(model, other):
+def shared_joints(model, other):
     """Return (indices in model, indices in other) of the joints both models have."""
     pairs = [(i, other.index(j)) for i, j in enumerate(model.joint_names)
              if j in other.joint_names]
@@ -321,7 +321,7 @@ class Controller:
             self.received, self.updated = other.received.copy(), other.updated.copy()
         else:
             self.reset_state()
-            mine, theirs = _shared_joints(self.base_model, other.base_model)
+            mine, theirs = shared_joints(self.base_model, other.base_model)
             self.q[mine], self.qd[mine] = other.q[theirs], other.qd[theirs]
             self.received[mine], self.updated[mine] = other.received[theirs], \
                 other.updated[theirs]
@@ -336,7 +336,7 @@ class Controller:
         by name). Returns None when taken (or there was none), else why the trajectory was not:
         a joint it moves is not in this model. The held position is kept in the same mode.
         """
-        mine, theirs = _shared_joints(self.base_model, other.base_model)
+        mine, theirs = shared_joints(self.base_model, other.base_model)
         if other.hold is not None and other.mode == self.mode:
             self.hold = self.default_q.copy()
             self.hold[mine] = other.hold[theirs]

@@ -39,7 +39,7 @@ from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
 from robot_dynamics_msgs.srv import ApplyWrench, Step
 from std_srvs.srv import SetBool, Trigger
 
-from ..control import default_joints
+from ..control import default_joints, shared_joints
 from ..dynamics import PRISMATIC
 from ..simulation import INTEGRATORS, SimulationDiverged, Simulator, initial_pose
 from .common import (DESCRIPTION_QOS, FILE_PARAMETERS, DescriptionSource, Throttle,
@@ -104,11 +104,9 @@ def carried_state(old, model, q0):
     starts at ``q0`` at rest.
     """
     q, qd = np.array(q0, dtype=float), np.zeros(model.n)
-    kept = [j for j in model.joint_names if j in old.model.joint_names]
-    for j in kept:
-        q[model.index(j)] = old.q[old.model.index(j)]
-        qd[model.index(j)] = old.qd[old.model.index(j)]
-    new = [j for j in model.joint_names if j not in kept]
+    mine, theirs = shared_joints(model, old.model)
+    q[mine], qd[mine] = old.q[theirs], old.qd[theirs]
+    new = [j for j in model.joint_names if j not in old.model.joint_names]
     return q, qd, 'the state before the description changed' + (
         f'; new joints {new} at their initial positions' if new else '')
 
