@@ -85,8 +85,15 @@ def held_and_answering(node, states):
     assert list(states[-1].name) == ['joint1', 'joint2']
     np.testing.assert_allclose(states[-1].position, START, atol=0.01)
     client = node.create_client(InverseDynamics, '/inverse_dynamics_controller/inverse_dynamics')
-    answer = call_service(node, client, InverseDynamics.Request(name=['joint1', 'joint2'],
-                                                                position=[0.5, -1.0]), 30)
+    request = InverseDynamics.Request(name=['joint1', 'joint2'], position=[0.5, -1.0])
+    # The simulator publishes joint_states from its start; the controller can answer before
+    # robot_description has reached it ('no robot_description yet'): ask until it has a model.
+    deadline = time.monotonic() + 30
+    answer = call_service(node, client, request, 30)
+    while not answer.success and time.monotonic() < deadline:
+        wait_for(node, lambda: False, 0.2)
+        answer = call_service(node, client, request, 30)
+    assert answer.success, answer.message
     np.testing.assert_allclose(answer.effort, gravity_torques(
         RobotModel.from_urdf_file(example_urdf()), [0.5, -1.0]), atol=1e-9)
 
