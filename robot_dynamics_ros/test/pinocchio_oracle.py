@@ -98,3 +98,9 @@ class Oracle:
         if f_ext is not None:
             args = args + (self.fext(f_ext),)
         return self.ours(pin.aba(*args))
+
+    def regressor(self, q, qd, qdd):
+        """computeJointTorqueRegressor: rows and 10-column body blocks in our joint order."""
+        Y = pin.computeJointTorqueRegressor(self.pm, self.pd, self.q(q), self.v(qd), self.v(qdd))
+        cols = [10 * (j - 1) + c for j in self.jid for c in range(10)]
+        return Y[np.ix_(self.idx_v, cols)]
