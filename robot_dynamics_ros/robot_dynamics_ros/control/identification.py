@@ -1,0 +1,556 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Identification of the dynamic parameters of an arm from recorded motion (no ROS).
+
+The model is linear in its parameters, tau = Y(q, qd, qdd) pi (``dynamics.regressor``: 10
+inertial parameters per body, viscous and Coulomb friction and armature per joint). Not every
+parameter changes the torques: some never (the mass of a body on a vertical first axis), some only
+in fixed combinations (what a child body adds to its parent's inertia). The **base parameters**
+are a set of independent combinations that determine the torques exactly: Gautier's method, a QR
+decomposition with column pivoting of the regressor of random states.
+
+From a recording (``Recording``: times, positions, velocities if measured, efforts):
+
+1. ``prepare``: onto a uniform time grid, zero-phase low-pass filtered (Butterworth, forward and
+   backward), velocities differentiated from positions when not measured, accelerations from
+   velocities, the filter's edges cut and the result decimated to ten samples per cut-off period.
+2. ``least_squares``: weighted least squares on the base parameters (each joint's rows weighted by
+   the inverse of its residual's standard deviation), with the condition number of the base
+   regressor and each base parameter's relative standard deviation.
+3. ``consistent``: the full parameters by a semidefinite program (cvxpy): the data fitted as
+   closely, each body's 4x4 pseudo-inertia positive semi-definite (Wensing, Kim & Slotine 2017,
+   so a real mass distribution exists), friction and armature >= 0, and in the directions the
+   data cannot see the values stay closest to the description's (a small weighted pull towards
+   the prior).
+4. ``payload``: only a rigid payload's 10 parameters on one link, the rest of the arm as described.
+
+scipy and cvxpy are imported by the functions that use them, never at import: nodes do not load
+this module.
+"""
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..dynamics import rnea
+from ..dynamics.regressor import (inertial_parameters, parameter_names, parameters, regressor,
+                                  spatial_inertia)
+
+DEFAULT_CUTOFF = 10.0           # Hz: the low-pass cut-off of positions, velocities and efforts
+RANK_TOLERANCE = 1e-8           # |R_kk| / |R_00| below which a pivoted column is dependent
+
+
+class IdentificationError(ValueError):
+    """The data cannot give what was asked; the message says why."""
+
+
+# ---- base parameters ----------------------------------------------------------------------------
+
+def random_states(model, count, rng):
+    """Return q, qd, qdd: ``count`` random states within the position limits (or +-pi)."""
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    lo = np.where(np.isfinite(lo), lo, -np.pi)
+    hi = np.where(np.isfinite(hi), hi, np.pi)
+    q = rng.uniform(lo, hi, size=(count, model.n))
+    return q, rng.normal(size=(count, model.n)), rng.normal(size=(count, model.n))
+
+
+@dataclass
+class BaseParameters:
+    """
+    The identifiable combinations of the parameters: beta = pi[independent] + K pi[dependent].
+
+    ``independent`` and ``dependent`` index the full parameters (``names``); parameters that
+    change no torque at all are dependent with a zero column of K.
+    """
+
+    names: list
+    independent: np.ndarray
+    dependent: np.ndarray
+    K: np.ndarray
+
+    @property
+    def count(self):
+        return len(self.independent)
+
+    def of(self, pi):
+        """Return beta of full parameters pi."""
+        pi = np.asarray(pi)
+        return pi[self.independent] + self.K @ pi[self.dependent]
+
+    def columns(self, Y):
+        """Return the base regressor: the independent columns of Y (last axis)."""
+        return Y[..., self.independent]
+
+    def combination(self, k, digits=4):
+        """Return base parameter k as text: 'link2.I_zz + 0.09 link3.m - ...'."""
+        terms = [self.names[self.independent[k]]]
+        for c, j in sorted(zip(self.K[k], self.dependent), key=lambda x: -abs(x[0])):
+            if c != 0.0:
+                terms.append(f'{"-" if c < 0 else "+"} {abs(c):.{digits}g} {self.names[j]}')
+        return ' '.join(terms)
+
+    @property
+    def unidentifiable(self):
+        """Names of the parameters that change no torque (a zero column of K)."""
+        return [self.names[j] for j, col in zip(self.dependent, self.K.T) if not col.any()]
+
+
+def base_parameters(model, joint_columns=True, samples=None, seed=0):
+    """
+    Find the base parameters of a model by QR with column pivoting (Gautier 1990).
+
+    The regressor of ``samples`` random states (default: enough for five times as many rows as
+    parameters), column-pivoted QR: the first r pivots (|R_kk| > RANK_TOLERANCE |R_00|) are
+    independent, K = R11^-1 R12 expresses the others through them.
+    """
+    from scipy.linalg import qr, solve_triangular
+    P = (13 if joint_columns else 10) * model.n
+    samples = samples or max(20, -(-5 * P // model.n))
+    q, qd, qdd = random_states(model, samples, np.random.default_rng(seed))
+    eps = 0.5 if joint_columns else None        # any epsilon: tanh columns are independent
+    W = regressor(model, q, qd, qdd, eps).reshape(-1, P)
+    _, R, piv = qr(W, mode='economic', pivoting=True)
+    d = np.abs(np.diag(R))
+    r = int(np.sum(d > RANK_TOLERANCE * d[0]))
+    K = solve_triangular(R[:r, :r], R[:r, r:])
+    K[np.abs(K) < 1e-10] = 0.0
+    return BaseParameters(parameter_names(model, joint_columns), piv[:r], piv[r:], K)
+
+
+# ---- data ---------------------------------------------------------------------------------------
+
+@dataclass
+class Recording:
+    """Joint data of one recording, columns in ``names`` order; velocity may be None."""
+
+    names: list
+    t: np.ndarray                   # (K,) s
+    position: np.ndarray            # (K, n)
+    velocity: np.ndarray            # (K, n) or None: differentiated from positions
+    effort: np.ndarray              # (K, n)
+    source: str = ''
+    notes: list = field(default_factory=list)       # what reading it dropped or assumed
+
+
+@dataclass
+class Samples:
+    """
+    States and efforts in model order on a uniform grid, and how to filter what they give.
+
+    ``q``, ``qd``, ``qdd`` are low-pass filtered (qdd differentiated after the filter); ``tau``
+    is as measured. ``observation`` filters the regressor and the torques alike with ``sos``
+    (parallel filtering: the filtered torque is then exactly the filtered regressor times the
+    parameters), cuts ``edge`` samples at both ends and keeps every ``step``-th.
+    """
+
+    q: np.ndarray
+    qd: np.ndarray
+    qdd: np.ndarray
+    tau: np.ndarray
+    rate: float                     # Hz of the grid
+    cutoff: float                   # Hz
+    sos: np.ndarray
+    edge: int
+    step: int
+    read: int                       # samples in the recordings
+    dropped: dict                   # reason -> count
+    parts: tuple = ()               # (start, stop) of each recording's rows, when joined
+
+    @property
+    def segments(self):
+        return self.parts or ((0, len(self.q)),)
+
+    @property
+    def used(self):
+        """Samples that enter the fit."""
+        return sum(len(range(a + self.edge, b - self.edge, self.step)) for a, b in self.segments)
+
+
+def model_order(model, recording):
+    """Reorder a recording's columns into the model's joints (IdentificationError if missing)."""
+    missing = [j for j in model.joint_names if j not in recording.names]
+    if missing:
+        extra = [j for j in recording.names if j not in model.joint_names]
+        raise IdentificationError(
+            f'{recording.source}: joints {missing} of the model are not in the recording'
+            + (f' (it has {extra}, which the model lacks)' if extra else ''))
+    idx = [list(recording.names).index(j) for j in model.joint_names]
+    return idx
+
+
+def prepare(model, recording, cutoff=DEFAULT_CUTOFF, max_gap=None, rate=None):
+    """
+    Turn a recording into filtered samples in model order (see the module doc).
+
+    The uniform grid runs at the recording's median rate, or at ``rate`` (Hz) when given: the
+    rate of another recording, to join them with ``concatenate``.
+
+    Refused with IdentificationError: joints missing, values not finite, stamps not increasing,
+    a gap longer than ``max_gap`` (default: 20 sample periods), too short to filter, a cut-off
+    not below the Nyquist frequency.
+    """
+    from scipy.signal import butter, sosfiltfilt
+    src = recording.source or 'recording'
+    idx = model_order(model, recording)
+    t = np.asarray(recording.t, dtype=float)
+    arrays = {'position': recording.position, 'effort': recording.effort}
+    if recording.velocity is not None:
+        arrays['velocity'] = recording.velocity
+    for what, x in arrays.items():
+        x = np.asarray(x, dtype=float)[:, idx]
+        bad = ~np.isfinite(x)
+        if bad.any():
+            k, j = np.argwhere(bad)[0]
+            raise IdentificationError(
+                f'{src}: {what} of joint {model.joint_names[j]} is not finite at t = '
+                f'{t[k] - t[0]:.3f} s ({int(bad.any(axis=1).sum())} samples with NaN or inf)')
+        arrays[what] = x
+    if len(t) < 10:
+        raise IdentificationError(f'{src}: {len(t)} samples, too few to identify anything')
+    dt = np.diff(t)
+    if np.any(dt <= 0):
+        k = int(np.argmax(dt <= 0))
+        raise IdentificationError(f'{src}: stamps do not increase at t = {t[k] - t[0]:.3f} s')
+    recorded = 1.0 / float(np.median(dt))
+    max_gap = 20 / recorded if max_gap is None else max_gap
+    rate = recorded if rate is None else float(rate)
+    period = 1.0 / rate
+    if dt.max() > max_gap:
+        k = int(np.argmax(dt))
+        raise IdentificationError(
+            f'{src}: a gap of {dt[k]:.3f} s without messages at t = {t[k] - t[0]:.3f} s (the '
+            f'recording runs at {recorded:.0f} Hz): record again, or split the bag there')
+    if not 0 < cutoff < rate / 2:
+        raise IdentificationError(f'{src}: the cut-off {cutoff:g} Hz must lie below half the '
+                                  f'sample rate ({rate:.0f} Hz)')
+    grid = t[0] + period * np.arange(int(np.floor((t[-1] - t[0]) / period + 1e-6)) + 1)
+
+    def uniform(x):
+        return np.stack([np.interp(grid, t, x[:, j]) for j in range(x.shape[1])], axis=1)
+
+    sos = butter(4, cutoff, fs=rate, output='sos')
+    # the filter's start and end transients: cut at both ends (a longer padding makes them small)
+    edge = int(np.ceil(3 * rate / cutoff))
+    if len(grid) < 4 * edge:
+        raise IdentificationError(
+            f'{src}: {grid[-1] - grid[0]:.2f} s of data, too short to filter at {cutoff:g} Hz '
+            f'(at least {4 * edge / rate:.2f} s)')
+
+    def filtered(x):
+        return sosfiltfilt(sos, uniform(x), axis=0, padlen=edge)
+
+    q = filtered(arrays['position'])
+    qd = filtered(arrays['velocity']) if 'velocity' in arrays else derivative(q, period)
+    qdd = derivative(qd, period)
+    step = max(1, int(rate / (10 * cutoff)))
+    dropped = {'filter edges': 2 * edge}
+    if step > 1:
+        kept = len(range(edge, len(grid) - edge, step))
+        dropped[f'decimated to {rate / step:.0f} Hz'] = len(grid) - 2 * edge - kept
+    return Samples(q, qd, qdd, uniform(arrays['effort']), rate, cutoff, sos, edge, step,
+                   len(t), dropped)
+
+
+def derivative(x, h):
+    """
+    Differentiate the rows of x (sample period h) by fourth-order central differences.
+
+    Error (w h)^4 / 30 relative for a sine of w rad/s, against (w h)^2 / 6 for the
+    second-order ones of np.gradient (1.6e-6 at 0.5 Hz and 1 kHz: visible in the fit). The two
+    samples at each end take np.gradient's; the filter's edges are cut anyway.
+    """
+    out = np.gradient(x, h, axis=0)
+    if len(x) >= 5:
+        out[2:-2] = (x[:-4] - 8 * x[1:-3] + 8 * x[3:-1] - x[4:]) / (12 * h)
+    return out
+
+
+def concatenate(samples):
+    """Join several recordings' samples (filtered each on its own: see ``segments``)."""
+    first = samples[0]
+    if any(s.rate != first.rate or s.cutoff != first.cutoff for s in samples):
+        rates = sorted({f'{s.rate:.0f} Hz' for s in samples})
+        raise IdentificationError(f'the recordings have different sample rates {rates}')
+    dropped, parts, start = {}, [], 0
+    for s in samples:
+        for k, v in s.dropped.items():
+            dropped[k] = dropped.get(k, 0) + v
+        parts.append((start, start + len(s.q)))
+        start += len(s.q)
+    return Samples(*(np.concatenate([getattr(s, a) for s in samples]) for a in
+                     ('q', 'qd', 'qdd', 'tau')), first.rate, first.cutoff, first.sos,
+                   first.edge, first.step, sum(s.read for s in samples), dropped, tuple(parts))
+
+
+def _filter(samples, x):
+    """Filter x (rows as the samples') per segment, cut the edges and decimate."""
+    from scipy.signal import sosfiltfilt
+    out = []
+    for a, b in samples.segments:
+        y = sosfiltfilt(samples.sos, x[a:b].reshape(b - a, -1), axis=0, padlen=samples.edge)
+        out.append(y[samples.edge:b - a - samples.edge:samples.step])
+    return np.concatenate(out).reshape((-1,) + x.shape[1:])
+
+
+# ---- fits ---------------------------------------------------------------------------------------
+
+@dataclass
+class LeastSquares:
+    """Weighted least squares on the base parameters."""
+
+    base: BaseParameters
+    beta: np.ndarray
+    relative_std: np.ndarray        # sigma(beta_k) / |beta_k|
+    condition: float                # of the base regressor (columns scaled to unit norm)
+    weights: np.ndarray             # per joint, 1 / sigma of its residual
+    rows: int
+
+
+def observation(model, samples, epsilon):
+    """Return the filtered, decimated regressor (K, n, 13 n) and torques (K, n)."""
+    Y = regressor(model, samples.q, samples.qd, samples.qdd, epsilon)
+    return _filter(samples, Y), _filter(samples, samples.tau)
+
+
+def condition_number(W):
+    """Return the condition number of W with its columns scaled to unit norm."""
+    norms = np.linalg.norm(W, axis=0)
+    s = np.linalg.svd(W / np.where(norms > 0, norms, 1.0), compute_uv=False)
+    return float(s[0] / s[-1]) if s[-1] > 0 else float('inf')
+
+
+def least_squares(model, samples, base, epsilon):
+    """
+    Fit the base parameters; IdentificationError naming the unexcited ones when rank deficient.
+
+    Ordinary least squares first; each joint's residual standard deviation then weights its rows
+    and the fit is repeated (Gautier & Poignet 2001).
+    """
+    Y, tau = observation(model, samples, epsilon)
+    K, n = tau.shape
+    W = base.columns(Y)                          # (K, n, r)
+    r = base.count
+    if K * n < 2 * r:
+        raise IdentificationError(f'{K} samples ({K * n} torque equations) for {r} base '
+                                  f'parameters: record longer')
+    A = W.reshape(-1, r)
+    norms = np.linalg.norm(A, axis=0)
+    U, s, Vt = np.linalg.svd(A / np.where(norms > 0, norms, 1.0), full_matrices=False)
+    if s[-1] < 1e-6 * s[0]:
+        weak = [k for k in range(r) if norms[k] == 0]
+        for v in Vt[s < 1e-6 * s[0]]:
+            weak.append(int(np.argmax(np.abs(v))))
+        weak = sorted(set(weak))
+        raise IdentificationError(
+            f'too little excitation: {int(np.sum(s < 1e-6 * s[0]))} of the {r} base '
+            f'parameters cannot be told apart in these data (condition number '
+            f'{s[0] / max(s[-1], 1e-300):.3g}); not excited: '
+            + '; '.join(base.combination(k, 3) for k in weak[:6])
+            + ('; ...' if len(weak) > 6 else '')
+            + '. Move every joint through its range, at several speeds (robot-dynamics excite)')
+    beta = np.linalg.lstsq(A, tau.ravel(), rcond=None)[0]
+    residual = (A @ beta - tau.ravel()).reshape(K, n)
+    sigma = np.sqrt(np.sum(residual ** 2, axis=0) / max(K - r / n, 1))
+    sigma = np.where(sigma > 1e-12 * max(sigma.max(), 1e-300), sigma, max(sigma.max(), 1e-12))
+    weights = 1.0 / sigma
+    Aw = (W * weights[None, :, None]).reshape(-1, r)
+    beta = np.linalg.lstsq(Aw, (tau * weights).ravel(), rcond=None)[0]
+    cov = np.linalg.pinv(Aw.T @ Aw)
+    std = np.sqrt(np.maximum(np.diag(cov), 0.0))
+    rel = std / np.maximum(np.abs(beta), 1e-300)
+    return LeastSquares(base, beta, rel, float(s[0] / s[-1]), weights, K * n)
+
+
+def predict(model, samples, epsilon):
+    """
+    Return the measured and the model's torques, filtered and decimated as the fit sees them.
+
+    The model's torques: RNEA and its friction with the smooth sign (``tanh(qd / epsilon)``).
+    """
+    tau = rnea(model, samples.q, samples.qd, samples.qdd)
+    tau += model.damping * samples.qd + model.friction * np.tanh(samples.qd / epsilon)
+    return _filter(samples, samples.tau), _filter(samples, tau)
+
+
+def rms(x):
+    """Return the root mean square per column."""
+    return np.sqrt(np.mean(np.asarray(x) ** 2, axis=0))
+
+
+def pseudo_inertia(p):
+    """Return the 4x4 pseudo-inertia [Sigma h; h^T m] of 10 inertial parameters (numpy)."""
+    m, h = p[0], np.asarray(p[1:4])
+    Ibar = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
+    J = np.zeros((4, 4))
+    J[:3, :3] = 0.5 * np.trace(Ibar) * np.eye(3) - Ibar
+    J[:3, 3] = J[3, :3] = h
+    J[3, 3] = m
+    return J
+
+
+def _pseudo_inertia_expr(p):
+    """Return the pseudo-inertia of a cvxpy 10-vector, as an affine 4x4 expression."""
+    import cvxpy as cp
+    m, hx, hy, hz, xx, xy, yy, xz, yz, zz = (p[k] for k in range(10))
+    tr = 0.5 * (xx + yy + zz)
+    return cp.bmat([[tr - xx, -xy, -xz, hx],
+                    [-xy, tr - yy, -yz, hy],
+                    [-xz, -yz, tr - zz, hz],
+                    [hx, hy, hz, m]])
+
+
+def _reduced(A, b):
+    """Return (R, z, rest): ||A x - b||^2 = ||R x - z||^2 + rest, R square (QR of [A b])."""
+    P = A.shape[1]
+    R = np.linalg.qr(np.column_stack([A, b]), mode='r')
+    return R[:P, :P], R[:P, P], float(R[P, P] ** 2) if R.shape[0] > P else 0.0
+
+
+def _solve(problem):
+    import cvxpy as cp
+    try:
+        problem.solve(solver=cp.CLARABEL)
+    except cp.error.SolverError:
+        problem.solve(solver=cp.SCS, eps=1e-9, max_iters=200000)
+    if problem.status not in ('optimal', 'optimal_inaccurate'):
+        raise IdentificationError(f'the semidefinite program ended {problem.status}')
+
+
+@dataclass
+class Consistent:
+    """Full parameters with every body physically consistent."""
+
+    pi: np.ndarray
+    min_eigenvalue: np.ndarray      # of each body's pseudo-inertia (>= 0 up to the solver)
+    fit: float                      # weighted residual norm of the data
+    fit_least_squares: float        # the same for the unconstrained base-parameter fit
+
+
+def consistent(model, samples, ls, epsilon, prior_weight=1e-4):
+    """
+    Find full parameters that fit the data and are physically consistent: an SDP (cvxpy).
+
+    The problem solved:
+
+    minimise ||w (Y pi - tau)||^2 / ||w tau||^2 + prior_weight ||D (pi - pi_URDF)||^2
+    subject to: each body's pseudo-inertia >= 0, damping, friction, armature >= 0,
+
+    D scales each parameter by its column's norm in the data (floored at 1 % of the median), so
+    the pull towards the description is in torque units and negligible wherever the data speak.
+    """
+    import cvxpy as cp
+    Y, tau = observation(model, samples, epsilon)
+    n, P = model.n, 13 * model.n
+    A = (Y * ls.weights[None, :, None]).reshape(-1, P)
+    b = (tau * ls.weights).ravel()
+    scale = float(np.linalg.norm(b))
+    R, z, rest = _reduced(A / scale, b / scale)
+    norms = np.linalg.norm(A, axis=0) / scale
+    D = np.maximum(norms, 0.01 * np.median(norms[norms > 0]))
+    prior = parameters(model)
+    x = cp.Variable(P)
+    objective = cp.sum_squares(R @ x - z) + prior_weight * cp.sum_squares(
+        cp.multiply(D, x - prior))
+    constraints = [x[10 * n:] >= 0]
+    for j in range(n):
+        constraints.append(_pseudo_inertia_expr(x[10 * j:10 * j + 10]) >> 0)
+    _solve(cp.Problem(cp.Minimize(objective), constraints))
+    pi = np.array(x.value)
+    pi[10 * n:] = np.maximum(pi[10 * n:], 0.0)
+    eig = np.array([np.linalg.eigvalsh(pseudo_inertia(pi[10 * j:10 * j + 10]))[0]
+                    for j in range(n)])
+    A_base = ls.base.columns(Y * ls.weights[None, :, None]).reshape(-1, ls.base.count)
+    return Consistent(pi, eig, float(np.linalg.norm(A @ pi - b)),
+                      float(np.linalg.norm(A_base @ ls.beta - b)))
+
+
+# ---- payload ------------------------------------------------------------------------------------
+
+@dataclass
+class Payload:
+    """A rigid payload on a link: mass (kg), CoM (m) and inertia about the CoM, link axes."""
+
+    link: str
+    mass: float
+    com: np.ndarray
+    inertia: np.ndarray             # ixx, ixy, ixz, iyy, iyz, izz (the nodes' order)
+    parameters: np.ndarray          # the 10 parameters in the link frame (regressor order)
+    min_eigenvalue: float
+
+
+def _link_to_body(model, link):
+    """Return (body, T): the link's body and the 10x10 map of link-frame to body parameters."""
+    body, X = model.link_frame(link)
+    if body < 0:
+        raise IdentificationError(f'link "{link}" is fixed to the base: a payload there moves '
+                                  f'nothing and cannot be identified')
+    T = np.empty((10, 10))
+    for c in range(10):
+        e = np.zeros(10)
+        e[c] = 1.0
+        T[:, c] = _parameters_of(X.T @ _inertia_linear(e) @ X)
+    return body, T
+
+
+def _inertia_linear(p):
+    """Spatial inertia of 10 parameters as a linear map (valid for any p, massless or not)."""
+    m, h = p[0], p[1:4]
+    Ibar = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
+    H = np.array([[0.0, -h[2], h[1]], [h[2], 0.0, -h[0]], [-h[1], h[0], 0.0]])
+    out = np.zeros((6, 6))
+    out[:3, :3], out[:3, 3:], out[3:, :3], out[3:, 3:] = Ibar, H, H.T, m * np.eye(3)
+    return out
+
+
+def _parameters_of(I):  # noqa: E741
+    return np.array([I[5, 5], I[2, 4], I[0, 5], I[1, 3], I[0, 0], I[0, 1], I[1, 1], I[0, 2],
+                     I[1, 2], I[2, 2]])
+
+
+def payload(model, samples, link, epsilon):
+    """
+    Identify a rigid payload on ``link`` (10 parameters, physically consistent) by an SDP.
+
+    The rest of the arm is the model as described (inertias, damping, friction, armature): the
+    payload explains what the model's torques miss.
+    """
+    import cvxpy as cp
+    body, T = _link_to_body(model, link)
+    Y, tau = observation(model, samples, epsilon)
+    residual = tau - predict(model, samples, epsilon)[1]
+    A = (Y[:, :, 10 * body:10 * body + 10] @ T).reshape(-1, 10)
+    b = residual.ravel()
+    if np.linalg.matrix_rank(A / np.maximum(np.linalg.norm(A, axis=0), 1e-300), 1e-6) < 10:
+        raise IdentificationError(
+            f'too little excitation to identify a payload on {link}: move the joints above it '
+            f'through different orientations and speeds')
+    scale = max(float(np.linalg.norm(b)), 1e-12)
+    R, z, _ = _reduced(A / scale, b / scale)
+    x = cp.Variable(10)
+    _solve(cp.Problem(cp.Minimize(cp.sum_squares(R @ x - z)), [_pseudo_inertia_expr(x) >> 0]))
+    p = np.array(x.value)
+    I = spatial_inertia(p)  # noqa: E741
+    m = p[0]
+    c = p[1:4] / m if m > 0 else np.zeros(3)
+    Ic = I[:3, :3] - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+    return Payload(link, float(m), c, Ic[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]], p,
+                   float(np.linalg.eigvalsh(pseudo_inertia(p))[0]))
+
+
+__all__ = ['BaseParameters', 'Consistent', 'DEFAULT_CUTOFF', 'IdentificationError',
+           'LeastSquares', 'Payload', 'Recording', 'Samples', 'base_parameters', 'concatenate',
+           'consistent', 'inertial_parameters', 'least_squares', 'model_order', 'payload',
+           'predict', 'prepare', 'pseudo_inertia', 'random_states', 'rms']

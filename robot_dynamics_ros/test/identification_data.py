@@ -1,0 +1,104 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Data for the identification tests.
+
+A "true" arm that differs from its description, its torques along a trajectory (with noise if
+asked), and ROS 2 bags of them written with rosbags' writer.
+"""
+import numpy as np
+
+from robot_dynamics_ros.control.identification import Recording
+from robot_dynamics_ros.dynamics import mcI
+from robot_dynamics_ros.dynamics.regressor import parameters, regressor
+
+EPSILON = 0.01
+
+
+def true_arm(nominal, seed=0, payload_link=None):
+    """
+    Return the nominal model changed as a real arm differs from its URDF.
+
+    Masses +-30 %, centres of mass moved by up to 3 cm, inertias about the CoM scaled by
+    0.7..1.3, viscous and Coulomb friction and armature on every joint, a 1.2 kg payload.
+    """
+    rng = np.random.default_rng(seed)
+    I = nominal.I.copy()  # noqa: E741
+    for j in range(nominal.n):
+        m = I[j, 5, 5]
+        if m <= 0:
+            continue
+        c = np.array([I[j, 2, 4], I[j, 0, 5], I[j, 1, 3]]) / m
+        C = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
+        Ic = I[j, :3, :3] - m * C @ C.T
+        I[j] = mcI(m * rng.uniform(0.7, 1.3), c + rng.uniform(-0.03, 0.03, 3),
+                   Ic * rng.uniform(0.7, 1.3))
+    n = nominal.n
+    true = nominal._replace(I=I, damping=rng.uniform(0.2, 1.0, n),
+                            friction=rng.uniform(0.2, 1.5, n),
+                            armature=rng.uniform(0.01, 0.2, n))
+    link = payload_link or [k for k in nominal.link_names
+                            if nominal.link_frame(k)[0] == n - 1][-1]
+    return true.with_payload(link, 1.2, (0.01, -0.02, 0.06), (0.004, 0.0, 0.0, 0.005, 0.0, 0.003))
+
+
+def recording(true, trajectory, duration, rate=1000.0, noise=None, seed=1, source='synthetic'):
+    """
+    Sample the true arm's inverse dynamics along ``trajectory`` (q, qd, tau at ``rate``).
+
+    ``noise``: None, or (position rad, velocity rad/s, effort share of each joint's RMS)
+    standard deviations of white noise added.
+    """
+    t = np.arange(int(round(duration * rate)) + 1) / rate
+    q, qd, qdd = trajectory.sample(t)
+    tau = regressor(true, q, qd, qdd, EPSILON) @ parameters(true)
+    if noise is not None:
+        rng = np.random.default_rng(seed)
+        sq, sv, se = noise
+        q = q + rng.normal(scale=sq, size=q.shape)
+        qd = qd + rng.normal(scale=sv, size=qd.shape)
+        tau = tau + rng.normal(size=tau.shape) * se * np.sqrt(np.mean(tau ** 2, axis=0))
+    return Recording(list(true.joint_names), t + 100.0, q, qd, tau, source)
+
+
+def write_bag(path, rec, storage='mcap', topic='/joint_states', with_effort=True,
+              effort_topic=None):
+    """Write a recording as sensor_msgs/JointState messages, as ros2 bag record would."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+    ts = get_typestore(Stores.ROS2_JAZZY)
+    JointState, Header, Time = (ts.types[k] for k in (
+        'sensor_msgs/msg/JointState', 'std_msgs/msg/Header', 'builtin_interfaces/msg/Time'))
+    plugin = StoragePlugin.MCAP if storage == 'mcap' else StoragePlugin.SQLITE3
+    with Writer(path, version=9, storage_plugin=plugin) as writer:
+        conn = writer.add_connection(topic, JointState.__msgtype__, typestore=ts)
+        econn = (writer.add_connection(effort_topic, JointState.__msgtype__, typestore=ts)
+                 if effort_topic else None)
+        names = list(rec.names)
+        for k, t in enumerate(rec.t):
+            stamp = Time(sec=int(t), nanosec=int(round((t - int(t)) * 1e9)))
+            msg = JointState(header=Header(stamp=stamp, frame_id=''), name=names,
+                             position=np.asarray(rec.position[k], float),
+                             velocity=(np.asarray(rec.velocity[k], float) if rec.velocity
+                                       is not None else np.zeros(0)),
+                             effort=(np.asarray(rec.effort[k], float) if with_effort
+                                     else np.zeros(0)))
+            ns = int(round(t * 1e9))
+            writer.write(conn, ns, ts.serialize_cdr(msg, JointState.__msgtype__))
+            if econn is not None:
+                cmd = JointState(header=Header(stamp=stamp, frame_id=''), name=names,
+                                 position=np.zeros(0), velocity=np.zeros(0),
+                                 effort=np.asarray(rec.effort[k], float))
+                writer.write(econn, ns + 1000, ts.serialize_cdr(cmd, JointState.__msgtype__))

@@ -1,0 +1,157 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Identification: base parameters, least squares, the consistent fit and the payload, on real arms.
+
+The data are the inverse dynamics of a "true" arm (identification_data.true_arm: masses, centres
+of mass, inertias changed, friction, armature and a payload added) along Fourier trajectories,
+through the same filtering as a recording.
+"""
+import numpy as np
+import pytest
+
+from robot_dynamics_ros.control import identification as idf
+from robot_dynamics_ros.control.excitation import FourierTrajectory
+from robot_dynamics_ros.dynamics import RobotModel
+from robot_dynamics_ros.dynamics.regressor import parameters, regressor, with_parameters
+
+from conftest import robot_urdf
+from identification_data import EPSILON, recording, true_arm
+
+NOISE = (1e-5, 1e-3, 0.01)      # position rad, velocity rad/s, effort share of its RMS
+
+
+def fourier(model, seed, harmonics=5, amplitude=0.5):
+    """A random Fourier trajectory around mid-range, at rest at its start."""
+    rng = np.random.default_rng(seed)
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    start = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), 0.0)
+    free = rng.uniform(-amplitude, amplitude, size=(model.n, 2 * (harmonics - 1)))
+    return FourierTrajectory.from_free(model.joint_names, 0.1, free, start, harmonics)
+
+
+@pytest.fixture(scope='module', params=['ur5', 'kinova'])
+def arm(request):
+    nominal = RobotModel.from_urdf(robot_urdf(request.param))
+    return request.param, nominal, true_arm(nominal), idf.base_parameters(nominal)
+
+
+def test_base_parameters_reproduce_the_torques(arm):
+    name, nominal, true, base = arm
+    assert 0 < base.count < 13 * nominal.n
+    q, qd, qdd = idf.random_states(nominal, 50, np.random.default_rng(4))
+    Y = regressor(nominal, q, qd, qdd, EPSILON)
+    for model in (nominal, true):
+        pi = parameters(model)
+        tau = Y @ pi
+        err = np.abs(base.columns(Y) @ base.of(pi) - tau).max() / np.abs(tau).max()
+        assert err < 1e-10, (name, err)
+    # what changes no torque at all is named (the first body's mass on a fixed axis)
+    assert f'{nominal.urdf_joints[0][2]}.m' in base.unidentifiable
+    assert base.combination(0).startswith(base.names[base.independent[0]])
+
+
+def fit(nominal, base, *recordings):
+    samples = idf.concatenate([idf.prepare(nominal, r) for r in recordings])
+    ls = idf.least_squares(nominal, samples, base, EPSILON)
+    return samples, ls
+
+
+def test_noise_free_data_give_the_true_base_parameters(arm):
+    name, nominal, true, base = arm
+    train = recording(true, fourier(nominal, 1), 20.0)
+    samples, ls = fit(nominal, base, train)
+    beta = base.of(parameters(true))
+    err = np.abs(ls.beta - beta).max() / np.abs(beta).max()
+    assert err < 1e-6, (name, err)
+    cons = idf.consistent(nominal, samples, ls, EPSILON)
+    identified = with_parameters(nominal, cons.pi)
+    hold = idf.prepare(nominal, recording(true, fourier(nominal, 2, amplitude=0.4), 10.0))
+    measured, predicted = idf.predict(identified, hold, EPSILON)
+    assert np.all(idf.rms(measured - predicted) < 1e-3 * idf.rms(measured)), name
+    assert cons.min_eigenvalue.min() > -1e-9
+
+
+def test_noisy_data_give_a_model_that_predicts_held_out_motion(arm):
+    name, nominal, true, base = arm
+    samples, ls = fit(nominal, base, recording(true, fourier(nominal, 3), 20.0, noise=NOISE))
+    cons = idf.consistent(nominal, samples, ls, EPSILON)
+    # physically consistent by construction, and fitting nearly as well as the free fit
+    assert cons.min_eigenvalue.min() > -1e-9
+    assert cons.fit <= 1.05 * cons.fit_least_squares, (cons.fit, cons.fit_least_squares)
+    assert np.all(cons.pi[10 * nominal.n:] >= 0)
+    identified = with_parameters(nominal, cons.pi)
+    hold = idf.prepare(nominal, recording(true, fourier(nominal, 4, amplitude=0.4), 10.0,
+                                          noise=NOISE, seed=9))
+    measured, predicted = idf.predict(identified, hold, EPSILON)
+    _, urdf = idf.predict(nominal, hold, EPSILON)
+    torque, error, before = idf.rms(measured), idf.rms(measured - predicted), \
+        idf.rms(measured - urdf)
+    assert np.all((error <= 0.05 * torque) | (error <= 0.2)), (name, error / torque)
+    assert np.all(error * 5 <= before), (name, error, before)
+
+
+def test_too_little_excitation_names_what_is_not_excited():
+    nominal = RobotModel.from_urdf(robot_urdf('ur5'))
+    base = idf.base_parameters(nominal)
+    traj = fourier(nominal, 5)
+    traj.a[1:] = 0.0            # only the first joint moves
+    traj.b[1:] = 0.0
+    samples = idf.prepare(nominal, recording(nominal, traj, 20.0))
+    with pytest.raises(idf.IdentificationError, match='too little excitation.*not excited: '):
+        idf.least_squares(nominal, samples, base, EPSILON)
+
+
+def test_payload_is_found_with_the_rest_of_the_arm_as_described():
+    nominal = RobotModel.from_urdf(robot_urdf('ur5'))
+    link = 'tool0'
+    loaded = nominal.with_payload(link, 2.5, (0.02, -0.01, 0.08), (0.01, 0.001, 0.0, 0.012, 0.0,
+                                                                  0.006))
+    for noise, tol in ((None, 1e-4), (NOISE, 0.02)):
+        samples = idf.prepare(nominal, recording(loaded, fourier(nominal, 6), 20.0, noise=noise))
+        p = idf.payload(nominal, samples, link, EPSILON)
+        assert abs(p.mass - 2.5) < tol * 2.5, (noise, p.mass)
+        np.testing.assert_allclose(p.com, [0.02, -0.01, 0.08], atol=tol * 0.1 + 1e-6)
+        assert p.min_eigenvalue > -1e-9
+    with pytest.raises(idf.IdentificationError, match='fixed to the base'):
+        idf.payload(nominal, samples, 'base_link', EPSILON)
+
+
+@pytest.mark.parametrize('problem, match', [
+    ('nan', 'effort of joint elbow_joint is not finite at t = 1.000 s'),
+    ('gap', 'a gap of 0.50. s'),
+    ('short', 'too short to filter'),
+    ('joints', r"joints \['wrist_3_joint'\] of the model are not in the recording"),
+    ('backwards', 'stamps do not increase'),
+])
+def test_bad_recordings_are_refused_with_the_reason(problem, match):
+    nominal = RobotModel.from_urdf(robot_urdf('ur5'))
+    rec = recording(nominal, fourier(nominal, 7), 5.0)
+    if problem == 'nan':
+        rec.effort[1000, 2] = np.nan
+    elif problem == 'gap':
+        keep = (rec.t < 102.0) | (rec.t >= 102.5)
+        rec = idf.Recording(rec.names, rec.t[keep], rec.position[keep], rec.velocity[keep],
+                            rec.effort[keep])
+    elif problem == 'short':
+        rec = idf.Recording(rec.names, rec.t[:300], rec.position[:300], rec.velocity[:300],
+                            rec.effort[:300])
+    elif problem == 'joints':
+        rec = idf.Recording(rec.names[:-1], rec.t, rec.position[:, :-1], rec.velocity[:, :-1],
+                            rec.effort[:, :-1])
+    elif problem == 'backwards':
+        rec.t[2000] = rec.t[1999]
+    with pytest.raises(idf.IdentificationError, match=match):
+        idf.prepare(nominal, rec)
