@@ -117,8 +117,8 @@ def test_too_little_excitation_names_what_is_not_excited():
 def test_payload_is_found_with_the_rest_of_the_arm_as_described():
     nominal = RobotModel.from_urdf(robot_urdf('ur5'))
     link = 'tool0'
-    loaded = nominal.with_payload(link, 2.5, (0.02, -0.01, 0.08), (0.01, 0.001, 0.0, 0.012, 0.0,
-                                                                  0.006))
+    inertia = (0.01, 0.001, 0.0, 0.012, 0.0, 0.006)
+    loaded = nominal.with_payload(link, 2.5, (0.02, -0.01, 0.08), inertia)
     for noise, tol in ((None, 1e-4), (NOISE, 0.02)):
         samples = idf.prepare(nominal, recording(loaded, fourier(nominal, 6), 20.0, noise=noise))
         p = idf.payload(nominal, samples, link, EPSILON)

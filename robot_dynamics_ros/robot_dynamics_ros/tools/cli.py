@@ -21,6 +21,8 @@
                            [--duration T] [--samples N] [--rows R] [--plot OUT.png]
     robot-dynamics check [--urdf PATH] TRAJ [--sample-period S] [--payload LINK KG]
                          [--plot OUT.png]
+    robot-dynamics excite --urdf PATH -o excite.yaml [--duration T] [--harmonics L] ...
+    robot-dynamics identify --urdf PATH BAG [BAG ...] -o corrected.urdf [--payload LINK] ...
 
 ``info`` prints what the model of a description is: each movable joint in model order (type,
 parent -> child link, axis, limits, damping, friction), the masses, the ros2_control effort
@@ -119,6 +121,8 @@ def _parser():
     la.add_argument('arguments', nargs='*', metavar='NAME:=VALUE', help='launch arguments')
     la.add_argument('-s', '--show-args', action='store_true',
                     help='list the launch arguments with their defaults')
+    from .identify import add_parsers
+    add_parsers(sub, _description_arguments)
     return ap
 
 
@@ -454,6 +458,9 @@ def main(argv=None):
         return check(args, parser)
     if args.command == 'info':
         return info(args)
+    if args.command in ('identify', 'excite'):
+        from . import identify     # scipy, cvxpy and rosbags: imported by these commands only
+        return getattr(identify, args.command)(args, _model)
     if args.command == 'launch':
         from .launcher import launch       # imports nothing of ROS before it is asked for
         return launch(args.file, args.arguments, args.show_args)

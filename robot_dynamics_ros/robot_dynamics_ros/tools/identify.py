@@ -1,0 +1,459 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``robot-dynamics identify`` and ``robot-dynamics excite``: the model of the real arm.
+
+    robot-dynamics excite --urdf NOMINAL.urdf [--duration 20] [--harmonics 5]
+                          [--base-frequency 0.1] [--start Q ...] -o excite.yaml
+    robot-dynamics identify --urdf NOMINAL.urdf BAG [BAG ...] [--topic T] [--effort-topic T]
+                            [--holdout BAG] [--payload LINK] -o corrected.urdf
+                            [--params-out params.yaml] [--report report.yaml]
+                            [--plot identify.png]
+    robot-dynamics identify --urdf NOMINAL.urdf --list-base-parameters
+
+``excite`` writes a trajectory for the controller's ``~/joint_trajectory`` (the YAML that
+``robot-dynamics check`` reads): a finite Fourier series per joint, at rest at its start and end,
+optimised for the condition number of the base regressor within the position, velocity and
+effort limits. ``identify`` fits the recorded torques: the base parameters by weighted least
+squares, then physically consistent full parameters by a semidefinite program, and writes the
+description with every identified ``<inertial>`` and ``<dynamics>`` replaced (everything else
+kept), a params file for the nodes (armature, damping, friction), a report and a plot. With
+``--payload LINK`` only a rigid payload on LINK is identified. Exit status 2 on bad input, with no
+output file written.
+"""
+import os
+import sys
+import tempfile
+import textwrap
+import time
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from ..control.identification import DEFAULT_CUTOFF, IdentificationError
+from ..dynamics import RobotModel, load_description
+
+WIDTH = 100
+EPSILON = 0.01          # rad/s: the controller's default friction_velocity_epsilon
+
+
+def add_parsers(sub, description_arguments):
+    """Register the ``identify`` and ``excite`` subcommands."""
+    i = sub.add_parser('identify', help='identify inertias, friction and armature (or a payload) '
+                                        'from recorded bags', description=__doc__.strip())
+    description_arguments(i)
+    i.add_argument('bags', nargs='*', metavar='BAG',
+                   help='ROS 2 bags (directory, .mcap or .db3) or CSV files')
+    i.add_argument('--topic', default='/joint_states', help='JointState topic (default '
+                                                            '/joint_states)')
+    i.add_argument('--effort-topic', help='JointState topic of the commanded efforts when the '
+                                          'joint states carry none (the controller\'s ~/torques)')
+    i.add_argument('--holdout', metavar='BAG', help='a recording kept out of the fit to validate')
+    i.add_argument('--payload', metavar='LINK', help='identify only a rigid payload on LINK')
+    i.add_argument('-o', '--output', metavar='corrected.urdf', help='the corrected description')
+    i.add_argument('--params-out', metavar='params.yaml', help='params file for the nodes')
+    i.add_argument('--report', metavar='report.yaml', help='RMS errors, condition, samples')
+    i.add_argument('--plot', metavar='identify.png', help='measured against predicted torques')
+    i.add_argument('--cutoff', type=float, default=DEFAULT_CUTOFF,
+                   help=f'low-pass cut-off (Hz) of positions, velocities and efforts (default '
+                        f'{DEFAULT_CUTOFF:g})')
+    i.add_argument('--friction-velocity-epsilon', type=float, default=EPSILON,
+                   help=f'velocity scale of the smooth Coulomb sign tanh(qd / eps), as the '
+                        f'controller\'s parameter (default {EPSILON:g})')
+    i.add_argument('--prior-weight', type=float, default=1e-4,
+                   help='pull towards the description\'s values where the data say nothing '
+                        '(default 1e-4)')
+    i.add_argument('--list-base-parameters', action='store_true',
+                   help='print the identifiable combinations of the parameters and exit')
+    e = sub.add_parser('excite', help='an exciting trajectory for identification',
+                       description=__doc__.strip())
+    description_arguments(e)
+    e.add_argument('--duration', type=float, default=20.0,
+                   help='seconds, a whole number of periods (default 20)')
+    e.add_argument('--harmonics', type=int, default=5, help='per joint (default 5)')
+    e.add_argument('--base-frequency', type=float, default=0.1, help='Hz (default 0.1)')
+    e.add_argument('--start', type=float, nargs='+', metavar='Q',
+                   help='start and end configuration in model order (default: mid-range)')
+    e.add_argument('--seed', type=int, default=0, help='of the initial guess (default 0)')
+    e.add_argument('-o', '--output', metavar='excite.yaml', required=True)
+
+
+def _say(text):
+    print(text, flush=True)
+
+
+def _fail(text):
+    print('\n'.join(textwrap.wrap(f'robot-dynamics identify: {text}', WIDTH,
+                                  subsequent_indent='  ')), file=sys.stderr)
+    return 2
+
+
+# ---- excite -------------------------------------------------------------------------------------
+
+def excite(args, load_model):
+    from ..control.excitation import optimise
+    from ..control.identification import base_parameters
+    from ..control import check_trajectory
+    from ..control.trajectory import JointTrajectory
+    try:
+        model = load_model(args)
+        periods = args.duration * args.base_frequency
+        if not (args.duration > 0 and abs(periods - round(periods)) < 1e-9 and periods >= 1):
+            raise ValueError(f'--duration {args.duration:g} s must be a whole number of periods '
+                             f'of --base-frequency {args.base_frequency:g} Hz')
+        t0 = time.monotonic()
+        _say(f'excite: base parameters of {model.name} ({model.n} joints) ...')
+        base = base_parameters(model)
+        _say(f'excite: optimising {model.n} x {args.harmonics} harmonics for the condition '
+             f'number of {base.count} base parameters ...')
+        ex = optimise(model, base, harmonics=args.harmonics, base_frequency=args.base_frequency,
+                      start=args.start, epsilon=EPSILON, seed=args.seed)
+    except (ValueError, OSError) as e:
+        print(f'robot-dynamics excite: {e}', file=sys.stderr)
+        return 2
+    t, q, qd, qdd = ex.trajectory.waypoints(args.duration)
+    traj = JointTrajectory(list(model.joint_names), t, q, qd, qdd, start_time=0.0, q0=q[0])
+    result = check_trajectory(model, traj, q_rest=q[0], sample_period=1e-3)
+    doc = {'joint_names': list(model.joint_names),
+           'start': {'positions': q[0].tolist(), 'velocities': [0.0] * model.n},
+           'points': [{'positions': a.tolist(), 'velocities': b.tolist(),
+                       'accelerations': c.tolist(), 'time_from_start': float(s)}
+                      for s, a, b, c in zip(t, q, qd, qdd)]}
+    if not _write_all({args.output: _yaml(doc)}, 'excite'):
+        return 2
+    _say(f'excite: condition number {ex.condition:.4g} ({base.count} base parameters, columns '
+         f'scaled to unit norm), {ex.iterations} iterations, {time.monotonic() - t0:.1f} s')
+    verdict = 'feasible' if result.feasible else 'NOT feasible'
+    _say(f'excite: k* = {result.min_time_scale:.3g} ({verdict}'
+         f' within the URDF limits, without friction); {len(t)} points over {args.duration:g} s '
+         f'-> {args.output}')
+    return 0
+
+
+# ---- identify -----------------------------------------------------------------------------------
+
+def _yaml(doc):
+    import yaml
+    return yaml.safe_dump(doc, sort_keys=False, default_flow_style=None, width=WIDTH)
+
+
+def _write_all(files, who):
+    """Write every file or none (each to a temporary name first); False after an error."""
+    done = []
+    try:
+        for path, text in files.items():
+            folder = os.path.dirname(os.path.abspath(path))
+            fd, tmp = tempfile.mkstemp(dir=folder, prefix='.rdr-')
+            with os.fdopen(fd, 'w', encoding='utf-8') as f:
+                f.write(text)
+            done.append((tmp, path))
+        for tmp, path in done:
+            os.replace(tmp, path)
+    except OSError as e:
+        for tmp, _ in done:
+            if os.path.exists(tmp):
+                os.remove(tmp)
+        print(f'robot-dynamics {who}: cannot write: {e}', file=sys.stderr)
+        return False
+    return True
+
+
+def list_base_parameters(model):
+    from ..control.identification import base_parameters
+    base = base_parameters(model)
+    lines = [f'# {model.name}: {base.count} base parameters of {len(base.names)} '
+             f'(10 inertial per body, damping, friction, armature per joint)',
+             '# each is the first parameter plus the others times their coefficient']
+    for k in range(base.count):
+        lines += textwrap.wrap(f'b{k + 1:<3d} = {base.combination(k)}', WIDTH,
+                               subsequent_indent=' ' * 7)
+    gone = base.unidentifiable
+    if gone:
+        lines += textwrap.wrap('# change no torque (not identifiable, kept from the description):'
+                               f' {", ".join(gone)}', WIDTH, subsequent_indent='#   ')
+    print('\n'.join(lines))
+    return 0
+
+
+def corrected_description(xml, model, identified):
+    """
+    Return the description ``xml`` with the identified model's inertias and joint friction.
+
+    Each body's parameters go to the ``<inertial>`` of the child link of its joint (the body's
+    frame); links merged into that body through fixed joints lose theirs (their mass is in it
+    now). Every movable joint gets ``<dynamics damping friction>``. Everything else is kept.
+    """
+    robot = ET.fromstring(xml, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
+    links = {e.get('name'): e for e in robot.findall('link')}
+    joints = {e.get('name'): e for e in robot.findall('joint')}
+    merged = {}
+    for link in model.link_names:
+        body = model.link_frame(link)[0]
+        if body >= 0:
+            merged.setdefault(body, []).append(link)
+    for i, (_, _, child) in enumerate(model.urdf_joints):
+        I = identified.I[i]  # noqa: E741
+        m = float(I[5, 5])
+        h = np.array([I[2, 4], I[0, 5], I[1, 3]])
+        c = h / m if m > 0 else np.zeros(3)
+        Ic = I[:3, :3] - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+        for link in merged.get(i, []):
+            for old in links[link].findall('inertial'):
+                links[link].remove(old)
+        inertial = ET.SubElement(links[child], 'inertial')
+        ET.SubElement(inertial, 'origin', xyz=' '.join(repr(float(x)) for x in c), rpy='0 0 0')
+        ET.SubElement(inertial, 'mass', value=repr(m))
+        ET.SubElement(inertial, 'inertia', **{k: repr(float(Ic[a, b])) for k, (a, b) in (
+            ('ixx', (0, 0)), ('ixy', (0, 1)), ('ixz', (0, 2)), ('iyy', (1, 1)), ('iyz', (1, 2)),
+            ('izz', (2, 2)))})
+        joint = joints[model.joint_names[i]]
+        for old in joint.findall('dynamics'):
+            joint.remove(old)
+        ET.SubElement(joint, 'dynamics', damping=repr(float(identified.damping[i])),
+                      friction=repr(float(identified.friction[i])))
+    ET.indent(robot, space='  ')
+    return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding='unicode') + '\n'
+
+
+def _params_file(model, identified, epsilon, payload=None):
+    values = {}
+    if payload is None:
+        values.update(armature=identified.armature.tolist(), damping=identified.damping.tolist(),
+                      friction=identified.friction.tolist(), friction_compensation=1.0,
+                      friction_velocity_epsilon=epsilon)
+    else:
+        values.update({'payload.link': payload.link, 'payload.mass': payload.mass,
+                       'payload.com': payload.com.tolist(),
+                       'payload.inertia': payload.inertia.tolist()})
+    head = ('# robot-dynamics identify: for feedforward_node (params_file:=); joints in model '
+            f'order:\n# {", ".join(model.joint_names)}\n')
+    return head + _yaml({'/**': {'ros__parameters': values}})
+
+
+def _table(model, rows):
+    """Per joint RMS errors: rows is a list of (title, values per joint)."""
+    head = f'{"joint":<22s}' + ''.join(f'{t:>13s}' for t, _ in rows)
+    lines = [head[:WIDTH]]
+    for j, name in enumerate(model.joint_names):
+        lines.append((f'{name[:21]:<22s}' + ''.join(f'{v[j]:13.4g}' for _, v in rows))[:WIDTH])
+    return '\n'.join(lines)
+
+
+def plot(path, model, t, measured, nominal, identified, title):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    n = model.n
+    fig, axes = plt.subplots(n, 1, figsize=(9, 1.9 * n + 0.8), sharex=True, squeeze=False)
+    for j, ax in enumerate(axes[:, 0]):
+        ax.plot(t, measured[:, j], 'k', lw=1.6, label='measured')
+        ax.plot(t, nominal[:, j], lw=1.0, label='URDF model')
+        ax.plot(t, identified[:, j], '--', lw=1.0, label='identified model')
+        ax.set_ylabel(f'{model.joint_names[j]}\n[N m]', fontsize=8)
+        ax.grid(alpha=0.3)
+    axes[0, 0].legend(loc='best', fontsize=8)
+    axes[-1, 0].set_xlabel('sample time [s]')
+    fig.suptitle(title)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100, format='png')
+    plt.close(fig)
+
+
+class _Stage:
+    """Print a progress line for a stage and, when it took over a second, its duration."""
+
+    def __init__(self, text):
+        self.text = text
+
+    def __enter__(self):
+        self.t0 = time.monotonic()
+        _say(f'identify: {self.text} ...')
+
+    def __exit__(self, *exc):
+        dt = time.monotonic() - self.t0
+        if exc[0] is None and dt > 1.0:
+            _say(f'identify:   {dt:.1f} s')
+
+
+def _load(paths, model, args, rate=None):
+    from ..control import identification as idf
+    from .recordings import read
+    out, notes = [], []
+    for path in paths:
+        rec = read(path, args.topic, args.effort_topic)
+        notes += [f'{path}: {note}' for note in rec.notes]
+        s = idf.prepare(model, rec, cutoff=args.cutoff, rate=rate)
+        rate = s.rate
+        out.append(s)
+    return idf.concatenate(out), notes
+
+
+def identify(args, load_model):
+    from ..control import identification as idf
+    from ..dynamics.regressor import with_parameters
+    eps = args.friction_velocity_epsilon
+    try:
+        if not eps > 0:
+            raise IdentificationError('--friction-velocity-epsilon must be > 0')
+        if not args.cutoff > 0:
+            raise IdentificationError('--cutoff must be > 0 Hz')
+        model = load_model(args)
+        if args.list_base_parameters:
+            return list_base_parameters(model)
+        if not args.bags:
+            raise IdentificationError('give at least one BAG (or --list-base-parameters)')
+        if not (args.output or args.params_out or args.report or args.plot):
+            raise IdentificationError('nothing to write: give -o, --params-out, --report or '
+                                      '--plot')
+        if args.payload and args.payload not in model.link_names:
+            raise IdentificationError(f'--payload: link "{args.payload}" is not in '
+                                      f'{model.name}')
+        t0 = time.monotonic()
+        with _Stage(f'reading {len(args.bags)} recording(s) of {model.name}'):
+            train, notes = _load(args.bags, model, args)
+            hold = None
+            if args.holdout:
+                hold, more = _load([args.holdout], model, args, rate=train.rate)
+                notes += more
+        _say(f'identify: {train.used} samples at {train.rate / train.step:.0f} Hz from '
+             f'{train.read} read ({train.rate:.0f} Hz), cut-off {train.cutoff:g} Hz')
+        report = {'model': model.name, 'cutoff_hz': train.cutoff,
+                  'samples': {'read': train.read, 'used': train.used,
+                              'dropped': dict(train.dropped), 'notes': notes}}
+        if args.payload:
+            with _Stage(f'a payload on {args.payload} (semidefinite program)'):
+                pl = idf.payload(model, train, args.payload, eps)
+            identified = model.with_payload(pl.link, pl.mass, pl.com, pl.inertia)
+            report['payload'] = {'link': pl.link, 'mass': pl.mass, 'com': pl.com.tolist(),
+                                 'inertia': pl.inertia.tolist(),
+                                 'pseudo_inertia_min_eigenvalue': pl.min_eigenvalue}
+        else:
+            pl = None
+            with _Stage('base parameters'):
+                base = idf.base_parameters(model)
+            with _Stage(f'weighted least squares on {base.count} base parameters'):
+                ls = idf.least_squares(model, train, base, eps)
+            with _Stage(f'physically consistent parameters of {model.n} bodies (semidefinite '
+                        f'program)'):
+                cons = idf.consistent(model, train, ls, eps, args.prior_weight)
+            identified = with_parameters(model, cons.pi)
+            report['condition_number'] = ls.condition
+            report['base_parameters'] = [
+                {'combination': base.combination(k), 'value': float(ls.beta[k]),
+                 'relative_std': float(ls.relative_std[k])} for k in range(base.count)]
+            report['consistent_fit_vs_least_squares'] = cons.fit / max(cons.fit_least_squares,
+                                                                       1e-300)
+            report['pseudo_inertia_min_eigenvalue'] = dict(zip(
+                [child for _, _, child in model.urdf_joints] or model.joint_names,
+                cons.min_eigenvalue.tolist()))
+        rms = {}
+        series = {}
+        for what, s in (('training', train), ('holdout', hold)):
+            if s is None:
+                continue
+            measured, nominal = idf.predict(model, s, eps)
+            _, ident = idf.predict(identified, s, eps)
+            rms[what] = (idf.rms(measured), idf.rms(measured - nominal),
+                         idf.rms(measured - ident))
+            series[what] = (s, measured, nominal, ident)
+        report['rms'] = {what: {j: {'torque': float(a[k]), 'urdf_error': float(b[k]),
+                                    'identified_error': float(c[k])}
+                                for k, j in enumerate(model.joint_names)}
+                         for what, (a, b, c) in rms.items()}
+        files = {}
+        if args.output:
+            if args.payload:
+                xml = with_payload_link(load_description(args.urdf, args.xacro_args), pl)
+            else:
+                xml = corrected_description(load_description(args.urdf, args.xacro_args),
+                                            model, identified)
+            check = RobotModel.from_urdf(xml)          # it loads, and it is what we identified
+            if not np.allclose(check.I, identified.I, rtol=1e-9, atol=1e-12):
+                raise IdentificationError('the corrected description does not reproduce the '
+                                          'identified inertias (a bug: please report it)')
+            files[args.output] = xml
+        if args.params_out:
+            files[args.params_out] = _params_file(model, identified, eps, pl)
+        if args.report:
+            files[args.report] = _yaml(report)
+    except (IdentificationError, ValueError, KeyError, OSError) as e:
+        return _fail(str(e).strip('"\''))
+    if args.plot:
+        what = 'holdout' if 'holdout' in series else 'training'
+        s, measured, nominal, ident = series[what]
+        t = np.arange(len(measured)) * s.step / s.rate
+        try:
+            with _Stage(f'plot of the {what} data'):
+                import io
+                buf = io.BytesIO()
+                plot(buf, model, t, measured, nominal, ident, f'{model.name}: {what} data')
+        except OSError as e:
+            return _fail(f'cannot draw the plot: {e}')
+    if not _write_all(files, 'identify'):
+        return 2
+    if args.plot:
+        try:
+            with open(args.plot, 'wb') as f:
+                f.write(buf.getvalue())
+        except OSError as e:
+            return _fail(f'cannot write {args.plot}: {e.strerror}')
+    _print_summary(model, report, rms, args, time.monotonic() - t0)
+    return 0
+
+
+def with_payload_link(xml, payload):
+    """
+    Return the description with the payload as a link of its own, fixed to its link.
+
+    ``<link name="<link>_payload">`` with the payload's inertial (CoM and inertia in the link's
+    axes), and ``<joint name="<link>_payload_joint" type="fixed">``: remove both when the payload
+    comes off. Everything else is kept.
+    """
+    robot = ET.fromstring(xml, parser=ET.XMLParser(target=ET.TreeBuilder(insert_comments=True)))
+    names = {e.get('name') for e in robot.findall('link')}
+    name = f'{payload.link}_payload'
+    while name in names:
+        name += '_'
+    link = ET.SubElement(robot, 'link', name=name)
+    inertial = ET.SubElement(link, 'inertial')
+    ET.SubElement(inertial, 'origin', xyz=' '.join(repr(float(x)) for x in payload.com),
+                  rpy='0 0 0')
+    ET.SubElement(inertial, 'mass', value=repr(payload.mass))
+    ixx, ixy, ixz, iyy, iyz, izz = (repr(float(x)) for x in payload.inertia)
+    ET.SubElement(inertial, 'inertia', ixx=ixx, ixy=ixy, ixz=ixz, iyy=iyy, iyz=iyz, izz=izz)
+    joint = ET.SubElement(robot, 'joint', name=f'{name}_joint', type='fixed')
+    ET.SubElement(joint, 'parent', link=payload.link)
+    ET.SubElement(joint, 'child', link=name)
+    ET.SubElement(joint, 'origin', xyz='0 0 0', rpy='0 0 0')
+    ET.indent(robot, space='  ')
+    return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding='unicode') + '\n'
+
+
+def _print_summary(model, report, rms, args, seconds):
+    if 'condition_number' in report:
+        _say(f'identify: condition number {report["condition_number"]:.4g}; consistent fit '
+             f'{report["consistent_fit_vs_least_squares"]:.3f} x the least-squares residual')
+    if 'payload' in report:
+        p = report['payload']
+        _say(f'identify: payload on {p["link"]}: {p["mass"]:.4g} kg at '
+             f'[{", ".join(f"{x:.4g}" for x in p["com"])}] m')
+    for what, (tau, nominal, ident) in rms.items():
+        _say(f'\nRMS torque error on the {what} data (N m, N):')
+        _say(_table(model, [('torque RMS', tau), ('URDF model', nominal),
+                            ('identified', ident)]))
+    written = [p for p in (args.output, args.params_out, args.report, args.plot) if p]
+    _say(f'\nidentify: {seconds:.1f} s; wrote:')
+    for path in written:
+        _say(f'  {path}')

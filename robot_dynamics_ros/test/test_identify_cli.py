@@ -1,0 +1,228 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``robot-dynamics identify`` and ``excite`` as a user runs them: bags in, corrected files out.
+
+Bags are written with rosbags' writer in both storage formats (MCAP, what ``ros2 bag record``
+writes by default, and sqlite3). The corrected description must load in RobotModel and in
+Pinocchio and reproduce the identified torques; bad input must give exit status 2, a message
+naming the problem and no output file.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pinocchio as pin
+import pytest
+import yaml
+
+from robot_dynamics_ros.dynamics import RobotModel
+from robot_dynamics_ros.tools.recordings import read
+
+from conftest import ROBOTS, erd_root
+from identification_data import recording, true_arm, write_bag
+from test_identification import NOISE, fourier
+
+CLI = [sys.executable, '-m', 'robot_dynamics_ros.tools.cli']
+
+
+def run(*args):
+    return subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True,
+                          timeout=600)
+
+
+@pytest.fixture(scope='module')
+def ur5_bags(tmp_path_factory):
+    d = tmp_path_factory.mktemp('bags')
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    nominal = RobotModel.from_urdf_file(urdf)
+    true = true_arm(nominal)
+    write_bag(str(d / 'train'), recording(true, fourier(nominal, 1), 20.0, noise=NOISE), 'mcap')
+    write_bag(str(d / 'hold'), recording(true, fourier(nominal, 2, amplitude=0.4), 10.0,
+                                         noise=NOISE, seed=5), 'sqlite3')
+    return urdf, nominal, true, d
+
+
+def test_both_storage_formats_read_alike(ur5_bags, tmp_path):
+    urdf, nominal, true, d = ur5_bags
+    rec = recording(true, fourier(nominal, 3), 2.0)
+    for storage in ('mcap', 'sqlite3'):
+        write_bag(str(tmp_path / storage), rec, storage)
+        back = read(str(tmp_path / storage))
+        assert back.names == list(nominal.joint_names)
+        np.testing.assert_allclose(back.t, rec.t, atol=1e-9)
+        np.testing.assert_array_equal(back.position, rec.position)
+        np.testing.assert_array_equal(back.effort, rec.effort)
+        single = [f for f in os.listdir(tmp_path / storage) if f.endswith(('.mcap', '.db3'))]
+        assert len(single) == 1
+        again = read(str(tmp_path / storage / single[0]))        # one file, as a user may give
+        np.testing.assert_array_equal(again.velocity, rec.velocity)
+
+
+def test_identify_writes_a_description_that_reproduces_the_identified_torques(ur5_bags,
+                                                                               tmp_path):
+    urdf, nominal, true, d = ur5_bags
+    out = {k: tmp_path / f for k, f in (('urdf', 'corrected.urdf'), ('params', 'params.yaml'),
+                                        ('report', 'report.yaml'), ('plot', 'identify.png'))}
+    r = run('identify', '--urdf', urdf, d / 'train', '--holdout', d / 'hold', '-o', out['urdf'],
+            '--params-out', out['params'], '--report', out['report'], '--plot', out['plot'])
+    assert r.returncode == 0, r.stderr
+    assert all(len(line) <= 100 for line in r.stdout.splitlines()), r.stdout
+    report = yaml.safe_load(out['report'].read_text())
+    for joint, row in report['rms']['holdout'].items():
+        assert row['identified_error'] * 5 <= row['urdf_error'], (joint, row)
+        assert (row['identified_error'] <= 0.05 * row['torque']
+                or row['identified_error'] <= 0.2), (joint, row)
+    assert report['samples']['read'] == 20001 and report['condition_number'] > 1
+    # the corrected description: loads here and in Pinocchio, torques as identified
+    xml = out['urdf'].read_text()
+    corrected = RobotModel.from_urdf(xml)
+    params = yaml.safe_load(out['params'].read_text())['/**']['ros__parameters']
+    assert params['friction_compensation'] == 1.0 and len(params['armature']) == nominal.n
+    np.testing.assert_allclose(corrected.damping, params['damping'])
+    pm = pin.buildModelFromXML(xml)
+    pd = pm.createData()
+    rng = np.random.default_rng(0)
+    q, qd, qdd = rng.uniform(-1, 1, (3, nominal.n))
+    from robot_dynamics_ros.dynamics import rnea
+    np.testing.assert_allclose(pin.rnea(pm, pd, q, qd, qdd), rnea(corrected, q, qd, qdd),
+                               rtol=1e-9, atol=1e-9)
+    # everything but inertials and dynamics kept: the visuals are still there
+    assert xml.count('<visual') == open(urdf).read().count('<visual')
+    assert out['plot'].stat().st_size > 10000
+
+
+def test_payload_mode_adds_the_payload_as_a_link(tmp_path):
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    nominal = RobotModel.from_urdf_file(urdf)
+    loaded = nominal.with_payload('tool0', 2.0, (0.0, 0.03, 0.1), (0.01, 0.0, 0.0, 0.01, 0.0,
+                                                                   0.005))
+    write_bag(str(tmp_path / 'bag'), recording(loaded, fourier(nominal, 4), 20.0), 'mcap')
+    r = run('identify', '--urdf', urdf, tmp_path / 'bag', '--payload', 'tool0', '-o',
+            tmp_path / 'with_payload.urdf', '--params-out', tmp_path / 'p.yaml')
+    assert r.returncode == 0, r.stderr
+    assert 'payload on tool0: 2 kg' in r.stdout, r.stdout
+    params = yaml.safe_load((tmp_path / 'p.yaml').read_text())['/**']['ros__parameters']
+    assert params['payload.link'] == 'tool0' and abs(params['payload.mass'] - 2.0) < 1e-3
+    corrected = RobotModel.from_urdf_file(str(tmp_path / 'with_payload.urdf'))
+    np.testing.assert_allclose(corrected.I, loaded.I, atol=1e-4)
+
+
+def test_list_base_parameters():
+    r = run('identify', '--urdf', os.path.join(erd_root(), ROBOTS['ur5']),
+            '--list-base-parameters')
+    assert r.returncode == 0, r.stderr
+    assert '52 base parameters of 78' in r.stdout
+    assert 'change no torque' in r.stdout and 'shoulder_link.m' in r.stdout
+    assert all(len(line) <= 100 for line in r.stdout.splitlines())
+
+
+def bad_bags(tmp_path, nominal, true):
+    rec = recording(true, fourier(nominal, 1), 5.0)
+    write_bag(str(tmp_path / 'other_topic'), rec, topic='/arm/joint_states')
+    write_bag(str(tmp_path / 'no_effort'), rec, with_effort=False)
+    rec_nan = recording(true, fourier(nominal, 1), 5.0)
+    rec_nan.position[1500, 1] = np.nan
+    write_bag(str(tmp_path / 'nan'), rec_nan)
+    renamed = recording(true, fourier(nominal, 1), 5.0)
+    renamed.names = [f'x_{j}' for j in renamed.names]
+    write_bag(str(tmp_path / 'renamed'), renamed)
+    still = recording(true, fourier(nominal, 1), 5.0)
+    still.position[:] = still.position[0]
+    still.velocity[:] = 0.0
+    write_bag(str(tmp_path / 'still'), still)
+    gap = recording(true, fourier(nominal, 1), 5.0)
+    keep = np.abs(gap.t - 102.0) > 0.3
+    for k in ('t', 'position', 'velocity', 'effort'):
+        setattr(gap, k, getattr(gap, k)[keep])
+    write_bag(str(tmp_path / 'gap'), gap)
+    short = recording(true, fourier(nominal, 1), 0.05)
+    write_bag(str(tmp_path / 'short'), short)
+
+
+@pytest.mark.parametrize('bag, extra, match', [
+    ('other_topic', [], 'no topic /joint_states in the bag'),
+    ('no_effort', [], 'carry no effort: give --effort-topic'),
+    ('nan', [], 'position of joint shoulder_lift_joint is not finite'),
+    ('renamed', [], 'are not in the recording'),
+    ('still', [], 'too little excitation'),
+    ('gap', [], 'a gap of 0.60. s'),
+    ('short', [], 'too few|too short'),
+    ('missing', [], 'no such file'),
+    ('other_topic', ['--effort-topic', '/torques'], 'no topic'),
+    ('other_topic', ['--urdf', '/nonexistent.urdf'], 'nonexistent'),
+])
+def test_bad_input_exits_2_with_the_reason_and_writes_nothing(tmp_path, bag, extra, match):
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    nominal = RobotModel.from_urdf_file(urdf)
+    bad_bags(tmp_path, nominal, true_arm(nominal))
+    outputs = [tmp_path / 'out' / f for f in ('c.urdf', 'p.yaml', 'r.yaml', 'i.png')]
+    os.makedirs(tmp_path / 'out')
+    args = ['--urdf', urdf] + extra if '--urdf' not in extra else extra
+    r = run('identify', *args, tmp_path / bag, '-o', outputs[0], '--params-out', outputs[1],
+            '--report', outputs[2], '--plot', outputs[3])
+    assert r.returncode == 2, (r.stdout, r.stderr)
+    import re
+    assert re.search(match, r.stderr.replace('\n  ', ' ')), r.stderr
+    assert 'Traceback' not in r.stderr
+    assert os.listdir(tmp_path / 'out') == []
+
+
+def test_effort_from_the_controllers_torques_topic(tmp_path):
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    nominal = RobotModel.from_urdf_file(urdf)
+    rec = recording(true_arm(nominal), fourier(nominal, 1), 20.0)
+    write_bag(str(tmp_path / 'bag'), rec, with_effort=False,
+              effort_topic='/inverse_dynamics_controller/torques')
+    back = read(str(tmp_path / 'bag'), effort_topic='/inverse_dynamics_controller/torques')
+    np.testing.assert_array_equal(back.effort, rec.effort)
+    r = run('identify', '--urdf', urdf, tmp_path / 'bag', '--effort-topic',
+            '/inverse_dynamics_controller/torques', '--report', tmp_path / 'r.yaml')
+    assert r.returncode == 0, r.stderr
+
+
+def test_excite_writes_a_feasible_trajectory_that_check_accepts(tmp_path):
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    r = run('excite', '--urdf', urdf, '-o', tmp_path / 'excite.yaml')
+    assert r.returncode == 0, r.stderr
+    assert 'condition number' in r.stdout and 'feasible' in r.stdout
+    check = run('check', '--urdf', urdf, tmp_path / 'excite.yaml')
+    assert check.returncode == 0, check.stdout + check.stderr
+    doc = yaml.safe_load((tmp_path / 'excite.yaml').read_text())
+    model = RobotModel.from_urdf_file(urdf)
+    q = np.array([p['positions'] for p in doc['points']])
+    lo, hi = model.position_limits.T
+    assert np.all(q >= lo) and np.all(q <= hi)
+    np.testing.assert_allclose(doc['points'][0]['velocities'], 0, atol=1e-12)
+    np.testing.assert_allclose(doc['points'][-1]['velocities'], 0, atol=1e-9)
+    bad = run('excite', '--urdf', urdf, '--duration', '15', '-o', tmp_path / 'x.yaml')
+    assert bad.returncode == 2 and 'whole number of periods' in bad.stderr
+    assert not (tmp_path / 'x.yaml').exists()
+
+
+def test_nodes_do_not_load_the_identification_dependencies():
+    def loaded(imports):
+        code = (f'import sys; import {imports}; '
+                'print(sorted(m for m in ("scipy", "cvxpy", "rosbags") if m in sys.modules))')
+        r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                           timeout=120)
+        assert r.returncode == 0, r.stderr
+        return r.stdout.strip()
+    # numba itself imports scipy when it is installed (for its linalg support): not ours to avoid
+    baseline = loaded('numba')
+    assert baseline in ("[]", "['scipy']")
+    assert loaded('robot_dynamics_ros.nodes.feedforward_node, '
+                  'robot_dynamics_ros.nodes.simulator_node') == baseline
