@@ -193,7 +193,7 @@ def optimise(model, base, *, harmonics=5, base_frequency=0.1, start=None, epsilo
     res = minimize(cost, x0, jac=lambda x: jacobian(x)[0], method='SLSQP',
                    constraints=[{'type': 'ineq', 'fun': margins,
                                  'jac': lambda x: jacobian(x)[1]}],
-                   options={'maxiter': maxiter, 'ftol': 1e-4})
+                   options={'maxiter': maxiter, 'ftol': 1e-3})
     best = res.x if margins(res.x).min() >= -1e-6 else x0
     if margins(best).min() < -1e-6:
         raise ValueError('no excitation within the limits found: lower the base frequency or '

@@ -33,6 +33,7 @@ ancestors, each joint i on the way taking the row S_i^T (X_j->i)^T Yb.
 import numpy as np
 from numba import njit
 
+from .algorithms import _states
 from .kernels import _check, _check_batch, _model, _row, _sig, _view, _ws_rnea, entry_point, \
     split_data
 from .model import mcI
@@ -40,6 +41,7 @@ from .spatial import Xmotion, XTforce, crm_add, dot6, jcalc
 
 _inline = njit(cache=True, inline='always', fastmath={'contract'})
 
+_ONE = np.ones(1)
 INERTIAL = ('m', 'mc_x', 'mc_y', 'mc_z', 'I_xx', 'I_xy', 'I_yy', 'I_xz', 'I_yz', 'I_zz')
 JOINT = ('damping', 'friction', 'armature')
 
@@ -180,9 +182,14 @@ def regressor(model, q, qd, qdd, friction_velocity_epsilon=None, out=None):
     ``computeJointTorqueRegressor``); with it, also the 3 n friction and armature columns
     (P = 13 n, see the module doc). ``out``: a preallocated array of that shape to fill.
     """
-    from .algorithms import _states
-    q, qd, qdd = _states(model, q, (qd, 'qd'), (qdd, 'qdd'))
     n = model.n
+    if out is not None and friction_velocity_epsilon is None and out.shape[-1] == 10 * n:
+        try:        # the fast path: the kernel checks types and shapes itself
+            regressor_one(model._data, q, qd, qdd, _ONE, out)
+            return out
+        except (TypeError, ValueError):
+            pass
+    q, qd, qdd = _states(model, q, (qd, 'qd'), (qdd, 'qdd'))
     P = 10 * n if friction_velocity_epsilon is None else 13 * n
     eps = np.array([1.0 if friction_velocity_epsilon is None
                     else float(friction_velocity_epsilon)])
