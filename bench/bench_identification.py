@@ -74,8 +74,8 @@ def regressor_speed():
         ours = best(lambda: regressor(model, q, qd, qdd, out=out), 2000)
         batch = best(lambda: regressor(model, Q, QD, QDD, out=outb), 5) / 1000
         theirs = best(lambda: pin.computeJointTorqueRegressor(pm, pd, q, qd, qdd), 2000)
-        print(f'{name:6s} regressor: ours {ours * 1e6:6.2f} us, batch {batch * 1e6:6.2f} us/point, '
-              f'Pinocchio {theirs * 1e6:6.2f} us')
+        print(f'{name:6s} regressor: ours {ours * 1e6:6.2f} us, batch {batch * 1e6:6.2f} '
+              f'us/point, Pinocchio {theirs * 1e6:6.2f} us')
         target(f'regressor {name} ours/Pinocchio', ours / theirs, 1.0, 'x')
         target(f'regressor {name} batch/Pinocchio', batch / theirs, 1.0, 'x')
 

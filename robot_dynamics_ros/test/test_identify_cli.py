@@ -71,6 +71,7 @@ def test_both_storage_formats_read_alike(ur5_bags, tmp_path):
         again = read(str(tmp_path / storage / single[0]))        # one file, as a user may give
         np.testing.assert_array_equal(again.velocity, rec.velocity)
 
+
 def test_identify_writes_files_that_reproduce_the_torques(ur5_bags, tmp_path):
     urdf, nominal, true, d = ur5_bags
     out = {k: tmp_path / f for k, f in (('urdf', 'corrected.urdf'), ('params', 'params.yaml'),
