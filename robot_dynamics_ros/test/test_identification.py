@@ -34,7 +34,7 @@ NOISE = (1e-5, 1e-3, 0.01)      # position rad, velocity rad/s, effort share of 
 
 
 def fourier(model, seed, harmonics=5, amplitude=0.5):
-    """A random Fourier trajectory around mid-range, at rest at its start."""
+    """Return a random Fourier trajectory around mid-range, at rest at its start."""
     rng = np.random.default_rng(seed)
     lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
     start = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), 0.0)

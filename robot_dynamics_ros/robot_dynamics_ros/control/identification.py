@@ -179,7 +179,7 @@ class Samples:
 
     @property
     def used(self):
-        """Samples that enter the fit."""
+        """Return how many samples enter the fit."""
         return sum(len(range(a + self.edge, b - self.edge, self.step)) for a, b in self.segments)
 
 

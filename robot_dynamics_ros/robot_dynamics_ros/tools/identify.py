@@ -130,8 +130,10 @@ def excite(args, load_model):
     t, q, qd, qdd = ex.trajectory.waypoints(args.duration, WAYPOINT_RATE)
     traj = JointTrajectory(list(model.joint_names), t, q, qd, qdd, start_time=0.0, q0=q[0])
     result = check_trajectory(model, traj, q_rest=q[0], sample_period=1e-3)
+
     def stamp(s):
         return {'sec': int(s), 'nanosec': int(round((s - int(s)) * 1e9))}
+
     doc = {'joint_names': list(model.joint_names),
            'points': [{'positions': a.tolist(), 'velocities': b.tolist(),
                        'accelerations': c.tolist(), 'time_from_start': stamp(s)}
