@@ -120,6 +120,32 @@ def test_payload_mode_adds_the_payload_as_a_link(tmp_path):
     np.testing.assert_allclose(corrected.I, loaded.I, atol=1e-4)
 
 
+def test_payload_on_an_identified_arm_takes_its_params_file(tmp_path):
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    nominal = RobotModel.from_urdf_file(urdf)
+    n = nominal.n
+    arm = nominal.with_armature(np.full(n, 0.1))._replace(damping=np.full(n, 0.5),
+                                                          friction=np.full(n, 0.8))
+    params = {'/**': {'ros__parameters': {'armature': [0.1] * n, 'damping': [0.5] * n,
+                                          'friction': [0.8] * n,
+                                          'friction_velocity_epsilon': 0.01}}}
+    (tmp_path / 'arm.yaml').write_text(yaml.safe_dump(params))
+    loaded = arm.with_payload('tool0', 1.5, (0.0, 0.0, 0.05), (0.004, 0.0, 0.0, 0.004, 0.0,
+                                                               0.002))
+    write_bag(str(tmp_path / 'bag'), recording(loaded, fourier(nominal, 4), 20.0), 'mcap')
+    common = ['identify', '--urdf', urdf, tmp_path / 'bag', '--payload', 'tool0']
+    r = run(*common, '--params-in', tmp_path / 'arm.yaml', '--params-out', tmp_path / 'p.yaml')
+    assert r.returncode == 0, r.stderr
+    out = yaml.safe_load((tmp_path / 'p.yaml').read_text())['/**']['ros__parameters']
+    assert abs(out['payload.mass'] - 1.5) < 1e-3 and out['armature'] == [0.1] * n
+    # without the arm's friction and armature the payload takes the blame for them
+    r = run(*common, '--report', tmp_path / 'r.yaml')
+    wrong = yaml.safe_load((tmp_path / 'r.yaml').read_text())['payload']['mass']
+    assert abs(wrong - 1.5) > 0.01, wrong
+    bad = run(*common, '--params-in', tmp_path / 'bag', '--report', tmp_path / 'x.yaml')
+    assert bad.returncode == 2 and '--params-in' in bad.stderr
+
+
 def test_list_base_parameters():
     r = run('identify', '--urdf', os.path.join(erd_root(), ROBOTS['ur5']),
             '--list-base-parameters')

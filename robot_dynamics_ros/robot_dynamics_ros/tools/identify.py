@@ -68,14 +68,19 @@ def add_parsers(sub, description_arguments):
     i.add_argument('--payload', metavar='LINK', help='identify only a rigid payload on LINK')
     i.add_argument('-o', '--output', metavar='corrected.urdf', help='the corrected description')
     i.add_argument('--params-out', metavar='params.yaml', help='params file for the nodes')
+    i.add_argument('--params-in', metavar='params.yaml',
+                   help='a params file of an earlier identification: its armature, damping, '
+                        'friction and friction_velocity_epsilon complete the description (with '
+                        '--payload: the arm as identified; its values are carried into '
+                        '--params-out)')
     i.add_argument('--report', metavar='report.yaml', help='RMS errors, condition, samples')
     i.add_argument('--plot', metavar='identify.png', help='measured against predicted torques')
     i.add_argument('--cutoff', type=float, default=DEFAULT_CUTOFF,
                    help=f'low-pass cut-off (Hz) of positions, velocities and efforts (default '
                         f'{DEFAULT_CUTOFF:g})')
-    i.add_argument('--friction-velocity-epsilon', type=float, default=EPSILON,
+    i.add_argument('--friction-velocity-epsilon', type=float,
                    help=f'velocity scale of the smooth Coulomb sign tanh(qd / eps), as the '
-                        f'controller\'s parameter (default {EPSILON:g})')
+                        f'controller\'s parameter (default: --params-in\'s, else {EPSILON:g})')
     i.add_argument('--prior-weight', type=float, default=1e-4,
                    help='pull towards the description\'s values where the data say nothing '
                         '(default 1e-4)')
@@ -234,8 +239,47 @@ def corrected_description(xml, model, identified):
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding='unicode') + '\n'
 
 
-def _params_file(model, identified, epsilon, payload=None):
-    values = {}
+PARAMS_IN = ('armature', 'damping', 'friction', 'friction_velocity_epsilon',
+             'friction_compensation')
+
+
+def read_params(path, model):
+    """
+    Return the identification values of a params file (``/**`` or a node's ros__parameters).
+
+    Only those of ``PARAMS_IN``; armature, damping and friction with one value per model joint.
+    """
+    import yaml
+    try:
+        with open(path, encoding='utf-8') as f:
+            doc = yaml.safe_load(f)
+    except OSError as e:
+        raise IdentificationError(f'--params-in: cannot read {path}: {e.strerror}') from None
+    except yaml.YAMLError as e:
+        raise IdentificationError(f'--params-in: {path} is not YAML: {e}') from None
+    found = {}
+    for node in (doc or {}).values() if isinstance(doc, dict) else ():
+        values = node.get('ros__parameters') if isinstance(node, dict) else None
+        for key in PARAMS_IN:
+            if isinstance(values, dict) and key in values:
+                found[key] = values[key]
+    for key in ('armature', 'damping', 'friction'):
+        if key in found:
+            v = np.asarray(found[key], dtype=float).ravel()
+            if v.size == 1:
+                v = np.full(model.n, v[0])
+            if v.shape != (model.n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
+                raise IdentificationError(f'--params-in: {key} needs {model.n} finite values '
+                                          f'>= 0 (one per joint of {model.name})')
+            found[key] = v
+    if not found:
+        raise IdentificationError(f'--params-in: {path} sets none of {", ".join(PARAMS_IN)}')
+    return found
+
+
+def _params_file(model, identified, epsilon, payload=None, carried=None):
+    values = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
+              for k, v in (carried or {}).items()}
     if payload is None:
         values.update(armature=identified.armature.tolist(), damping=identified.damping.tolist(),
                       friction=identified.friction.tolist(), friction_compensation=1.0,
@@ -310,13 +354,19 @@ def _load(paths, model, args, rate=None):
 def identify(args, load_model):
     from ..control import identification as idf
     from ..dynamics.regressor import with_parameters
-    eps = args.friction_velocity_epsilon
     try:
-        if not eps > 0:
-            raise IdentificationError('--friction-velocity-epsilon must be > 0')
         if not args.cutoff > 0:
             raise IdentificationError('--cutoff must be > 0 Hz')
         model = load_model(args)
+        carried = read_params(args.params_in, model) if args.params_in else {}
+        if 'armature' in carried:
+            model = model.with_armature(carried['armature'])
+        model = model._replace(**{k: carried[k] for k in ('damping', 'friction')
+                                  if k in carried})
+        eps = (args.friction_velocity_epsilon if args.friction_velocity_epsilon is not None
+               else carried.get('friction_velocity_epsilon', EPSILON))
+        if not eps > 0:
+            raise IdentificationError('--friction-velocity-epsilon must be > 0')
         if args.list_base_parameters:
             return list_base_parameters(model)
         if not args.bags:
@@ -392,7 +442,8 @@ def identify(args, load_model):
                                           'identified inertias (a bug: please report it)')
             files[args.output] = xml
         if args.params_out:
-            files[args.params_out] = _params_file(model, identified, eps, pl)
+            files[args.params_out] = _params_file(model, identified, eps, pl,
+                                                  carried if pl is not None else None)
         if args.report:
             files[args.report] = _yaml(report)
     except (IdentificationError, ValueError, KeyError, OSError) as e:

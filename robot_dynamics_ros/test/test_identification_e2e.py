@@ -1,0 +1,206 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Identification end to end over DDS, as a user runs it on a real arm.
+
+simulator_node runs a "true" arm (identification_data.true_arm: inertias, friction, armature and
+a payload that the URDF does not have) in lockstep; feedforward_node runs the nominal URDF by
+computed torque and follows the trajectory of ``robot-dynamics excite``; a recorder node of this
+test writes what it receives on joint_states and the controller's ~/torques into a ROS 2 bag (the
+serialized messages as received, as ``ros2 bag record`` does); ``robot-dynamics identify`` reads
+it and writes the corrected description and params file; the controller restarted with them must
+follow a quintic motion with an RMS error at least 3x smaller than with the URDF.
+"""
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+from rclpy.executors import SingleThreadedExecutor  # noqa: E402
+from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+from robot_dynamics_ros.control.excitation import optimise  # noqa: E402
+from robot_dynamics_ros.control.identification import base_parameters  # noqa: E402
+from robot_dynamics_ros.control.trajectory import quintic  # noqa: E402
+from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
+from robot_dynamics_ros.tools.identify import WAYPOINT_RATE, corrected_description  # noqa: E402
+
+from conftest import ROBOTS, erd_root  # noqa: E402
+from identification_data import true_arm  # noqa: E402
+from ros_harness import NodeProcess  # noqa: E402
+
+DURATION = 10.0         # s: one period of the excitation at 0.1 Hz
+CONTROLLER = 'inverse_dynamics_controller'
+
+
+@pytest.fixture(scope='module', autouse=True)
+def ros():
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+def seconds(stamp):
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def ros_list(values):
+    return '[' + ', '.join(repr(float(v)) for v in values) + ']'
+
+
+def trajectory_msg(names, t, q, qd=None, qdd=None):
+    msg = JointTrajectory(joint_names=list(names))
+    for k, s in enumerate(t):
+        p = JointTrajectoryPoint(positions=q[k].tolist())
+        if qd is not None:
+            p.velocities, p.accelerations = qd[k].tolist(), qdd[k].tolist()
+        p.time_from_start.sec = int(s)
+        p.time_from_start.nanosec = int(round((s - int(s)) * 1e9))
+        msg.points.append(p)
+    return msg
+
+
+class Rig:
+    """The true arm in simulation, a controller on a description, and the test's recorder."""
+
+    def __init__(self, tmp_path, tag, ns, true_urdf, armature, q0, controller_urdf,
+                 params_file=None):
+        self.ns = ns
+        self.sim = NodeProcess('simulator_node', [
+            '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={true_urdf}', '-p', 'lockstep:=true',
+            '-p', f'armature:={ros_list(armature)}', '-p', f'initial_positions:={ros_list(q0)}'],
+            tmp_path / f'{tag}_sim.log')
+        extra = ['--params-file', str(params_file)] if params_file else []
+        self.ctrl = NodeProcess('feedforward_node', [
+            '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={controller_urdf}',
+            '-p', 'mode:=computed_torque', '-p', 'use_sim_time:=true', *extra],
+            tmp_path / f'{tag}_ctrl.log')
+        self.node = rclpy.create_node(f'recorder_{tag}', namespace=f'/{ns}')
+        self.executor = SingleThreadedExecutor()
+        self.executor.add_node(self.node)
+        self.raw = []           # (topic, receive ns, serialized message)
+        self.states, self.torques = [], []
+        qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+        for topic, kind, keep in (('joint_states', JointState, self.states),
+                                  (f'{CONTROLLER}/torques', JointState, self.torques)):
+            full = f'/{ns}/{topic}'
+            self.node.create_subscription(
+                kind, topic, lambda m, full=full: self.raw.append((full, time.time_ns(), m)),
+                qos, raw=True)
+            self.node.create_subscription(kind, topic, keep.append, qos)
+        self.traj_pub = self.node.create_publisher(JointTrajectory,
+                                                   f'{CONTROLLER}/joint_trajectory', 10)
+
+    def spin_until(self, predicate, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not predicate():
+            self.executor.spin_once(timeout_sec=0.01)
+        return predicate()
+
+    def run(self, msg, after=0.5, timeout=240.0):
+        """Send a trajectory once the loop runs; return its start time (simulated)."""
+        assert self.spin_until(lambda: len(self.torques) > 20, 60), \
+            self.sim.log()[-2000:] + self.ctrl.log()[-2000:]
+        assert self.spin_until(lambda: self.traj_pub.get_subscription_count() > 0, 10)
+        self.traj_pub.publish(msg)
+        start = seconds(self.states[-1].header.stamp)
+        end = start + seconds(msg.points[-1].time_from_start) + after
+        assert self.spin_until(lambda: seconds(self.states[-1].header.stamp) > end, timeout), \
+            f'the loop did not reach {end:.1f} s: ' + self.ctrl.log()[-2000:]
+        return start
+
+    def stop(self):
+        self.executor.remove_node(self.node)
+        self.node.destroy_node()
+        self.ctrl.stop()
+        self.sim.stop()
+
+    def write_bag(self, path, start, end):
+        """Write what arrived with stamps in [start, end] (simulated s) as an MCAP bag."""
+        from rclpy.serialization import deserialize_message
+        from rosbags.rosbag2 import StoragePlugin, Writer
+        from rosbags.typesys import Stores, get_typestore
+        ts = get_typestore(Stores.ROS2_JAZZY)
+        with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
+            conns = {}
+            for topic, received, data in self.raw:
+                t = seconds(deserialize_message(data, JointState).header.stamp)
+                if not start <= t <= end:
+                    continue
+                if topic not in conns:
+                    conns[topic] = writer.add_connection(topic, 'sensor_msgs/msg/JointState',
+                                                         typestore=ts)
+                writer.write(conns[topic], received, data)
+
+    def tracking_error(self, start, end):
+        """RMS over the motion of actual - desired position per joint (desired: ~/torques)."""
+        desired = {seconds(m.header.stamp): np.array(m.position) for m in self.torques}
+        err = [np.array(s.position) - desired[seconds(s.header.stamp)] for s in self.states
+               if start <= seconds(s.header.stamp) <= end and
+               seconds(s.header.stamp) in desired]
+        assert len(err) > 100
+        return np.sqrt(np.mean(np.square(err), axis=0))
+
+
+@pytest.mark.parametrize('arm', ['ur5', 'kinova'])
+def test_identify_from_a_recorded_bag_then_track_better(tmp_path, arm):
+    nominal_urdf = os.path.join(erd_root(), ROBOTS[arm])
+    nominal = RobotModel.from_urdf_file(nominal_urdf)
+    true = true_arm(nominal)
+    true_urdf = tmp_path / 'true.urdf'
+    true_urdf.write_text(corrected_description(open(nominal_urdf).read(), nominal, true))
+    ex = optimise(nominal, base_parameters(nominal), base_frequency=1 / DURATION)
+    t, q, qd, qdd = ex.trajectory.waypoints(DURATION, WAYPOINT_RATE)
+    ns = f'ident_{arm}'
+
+    rig = Rig(tmp_path, 'record', ns, true_urdf, true.armature, q[0], nominal_urdf)
+    try:
+        start = rig.run(trajectory_msg(nominal.joint_names, t, q, qd, qdd))
+        bag = str(tmp_path / 'excite_bag')
+        rig.write_bag(bag, start, start + DURATION)
+    finally:
+        rig.stop()
+    corrected, params = tmp_path / 'corrected.urdf', tmp_path / 'params.yaml'
+    r = subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.tools.cli', 'identify',
+                        '--urdf', nominal_urdf, bag, '--topic', f'/{ns}/joint_states',
+                        '--effort-topic', f'/{ns}/{CONTROLLER}/torques', '-o', str(corrected),
+                        '--params-out', str(params), '--report', str(tmp_path / 'r.yaml')],
+                       capture_output=True, text=True, timeout=300)
+    print(r.stdout)
+    assert r.returncode == 0, r.stderr
+
+    # the demo motion: a quintic away from the start and back, with each controller
+    goal = q[0] + np.where(np.arange(nominal.n) % 2, -0.5, 0.5)
+    lo, hi = nominal.position_limits.T
+    goal = np.clip(goal, lo + 0.1, hi - 0.1)
+    tt = np.linspace(0, 2.0, 21)
+    qm, qdm, qddm = quintic(q[0], goal, 2.0, tt)
+    errors = {}
+    for tag, urdf, pfile in (('nominal', nominal_urdf, None), ('corrected', corrected, params)):
+        rig = Rig(tmp_path, tag, f'{ns}_{tag}', true_urdf, true.armature, q[0], urdf, pfile)
+        try:
+            start = rig.run(trajectory_msg(nominal.joint_names, tt, qm, qdm, qddm))
+            errors[tag] = rig.tracking_error(start, start + 2.0)
+        finally:
+            rig.stop()
+    print(arm, 'tracking RMS (rad):', errors)
+    assert np.sqrt(np.mean(errors['corrected'] ** 2)) * 3 <= \
+        np.sqrt(np.mean(errors['nominal'] ** 2)), errors
