@@ -1,0 +1,96 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The controller samples a trajectory at the stamp of the joint state it answers.
+
+With simulated time the node's clock comes on /clock through another callback than joint_states
+and can lag them by a varying amount (measured in lockstep: up to 80 ms, then a jump, command
+steps of 150 N m on the 2R arm). Here the test is the simulator: its /clock lags its stamped
+joint states by 50 ms when the trajectory arrives and by 200 ms 0.7 s later; the desired position
+on ~/torques must be the trajectory's 0.7 s in (by the clock it would be 0.55 s). A stamp of
+another time base (100 s off the clock) is not trusted: the clock, and a warning.
+"""
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+
+from sensor_msgs.msg import JointState  # noqa: E402
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
+from robot_dynamics_ros.control.trajectory import quintic  # noqa: E402
+from robot_dynamics_ros.dynamics import example_urdf  # noqa: E402
+
+from ros_harness import NodeProcess, Peer  # noqa: E402
+
+T0 = 500.0
+START, GOAL = np.array([0.3, -0.6]), np.array([0.8, -0.1])
+
+
+@pytest.fixture(scope='module')
+def ros():
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+class StampedPeer(Peer):
+    """The peer's joint states carry a stamp ``state_stamp`` (s) of their own."""
+
+    state_stamp = None
+
+    def publish_state(self, names, q, qd=()):
+        msg = JointState(name=list(names), position=[float(x) for x in q],
+                         velocity=[float(x) for x in qd])
+        t = self.state_stamp
+        msg.header.stamp.sec, msg.header.stamp.nanosec = int(t), int(round((t - int(t)) * 1e9))
+        self.js_pub.publish(msg)
+
+
+@pytest.mark.parametrize('lags, sampled_at', [((0.05, 0.2), 'stamp'), ((100.0, 100.0), 'clock')])
+def test_the_trajectory_is_sampled_at_the_states_stamp(ros, tmp_path, lags, sampled_at):
+    proc = NodeProcess('feedforward_node', [
+        '-p', 'use_sim_time:=true', '-p', f'urdf_file:={example_urdf("planar_2r")}',
+        '-p', 'mode:=computed_torque'], tmp_path / 'ctrl.log')
+    peer = StampedPeer(f'stamped_peer_{int(lags[0])}')
+    try:
+        clock = T0
+        peer.sim_time, peer.state_stamp = clock, clock + lags[0]
+        peer.state = (['joint1', 'joint2'], START, [0.0, 0.0])
+        assert peer.spin_until(lambda: len(peer.torques) > 5, 20), proc.log()
+        msg = JointTrajectory(joint_names=['joint1', 'joint2'])
+        msg.points = [JointTrajectoryPoint(positions=GOAL.tolist(), velocities=[0.0, 0.0],
+                                           accelerations=[0.0, 0.0])]
+        msg.points[0].time_from_start.sec = 2
+        peer.publish_trajectory(msg)        # unstamped: starts when the node takes it
+        assert peer.spin_until(lambda: 'trajectory accepted' in proc.log(), 10), proc.log()
+        # 0.7 s later by the states; the clock has fallen further behind (or is 100 s off still)
+        peer.state_stamp = clock + lags[0] + 0.7
+        peer.sim_time = peer.state_stamp - lags[1]
+        peer.torques.clear()
+
+        def newest_at_state():
+            return any(abs(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+                           - peer.state_stamp) < 1e-6 for m in peer.torques)
+        assert peer.spin_until(newest_at_state, 10), proc.log()[-1500:]
+        desired = np.array(peer.torques[-1].position)
+        into = 0.7 if sampled_at == 'stamp' else peer.sim_time - clock
+        expected = quintic(START, GOAL, 2.0, np.array([into]))[0][0]
+        np.testing.assert_allclose(desired, expected, atol=1e-9)
+        warned = 'timing the trajectory by the clock' in proc.log()
+        assert warned == (sampled_at == 'clock'), proc.log()[-1500:]
+    finally:
+        peer.destroy()
+        proc.stop()
