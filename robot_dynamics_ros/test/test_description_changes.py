@@ -50,18 +50,26 @@ HEAVIER = URDF.replace('<mass value="5.0"/>', '<mass value="6.0"/>')     # link2
 class Loop:
     """simulator_node and feedforward_node in namespace ``ns``, the test's peer beside them."""
 
-    def __init__(self, ns, tmp_path, sim_args=()):
+    def __init__(self, ns, tmp_path, sim_args=(), lockstep=False):
         common = ['-r', f'__ns:=/{ns}']
-        self.sim = NodeProcess('simulator_node', common + ['-p', 'publish_rate:=500.0',
-                                                           *sim_args], tmp_path / 'sim.log')
+        # lockstep: one simulated ms per command, the controller on simulated time, so every
+        # command answers the state before it whatever the load (real time: the number of steps
+        # a command is held varies with DDS latency, and so do the command steps)
+        on = str(lockstep).lower()
+        self.sim = NodeProcess('simulator_node', common + [
+            '-p', 'publish_rate:=500.0', '-p', f'lockstep:={on}', *sim_args],
+            tmp_path / 'sim.log')
         self.ctrl = NodeProcess('feedforward_node', common + [
-            '-p', 'mode:=computed_torque', '-p', 'kp:=[400.0]', '-p', 'kd:=[40.0]'],
-            tmp_path / 'ctrl.log')
+            '-p', 'mode:=computed_torque', '-p', 'kp:=[400.0]', '-p', 'kd:=[40.0]',
+            '-p', f'use_sim_time:={on}'], tmp_path / 'ctrl.log')
         self.node = rclpy.create_node('description_peer', namespace=f'/{ns}')
-        self.states, self.commands = [], []
+        self.states, self.commands, self.torques = [], [], []
         self.node.create_subscription(JointState, 'joint_states', self.states.append, 100)
         self.node.create_subscription(Float64MultiArray, 'effort_controller/commands',
                                       lambda m: self.commands.append(np.array(m.data)), 100)
+        # the commanded efforts again, stamped with the joint state each one answers
+        self.node.create_subscription(JointState, 'inverse_dynamics_controller/torques',
+                                      self.torques.append, 100)
         self.desc = self.node.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
         self.traj = self.node.create_publisher(JointTrajectory,
                                                'inverse_dynamics_controller/joint_trajectory', 10)
@@ -70,6 +78,19 @@ class Loop:
         end = time.monotonic() + seconds
         while time.monotonic() < end:
             rclpy.spin_once(self.node, timeout_sec=0.005)
+
+    def spin_sim(self, seconds, timeout=60.0):
+        """Spin until the simulation (the joint_states stamps) has advanced ``seconds``."""
+        def now():
+            s = self.states[-1].header.stamp if self.states else None
+            return None if s is None else s.sec + 1e-9 * s.nanosec
+        end = time.monotonic() + timeout
+        while now() is None and time.monotonic() < end:
+            self.spin(0.01)
+        target = now() + seconds
+        while now() < target and time.monotonic() < end:
+            self.spin(0.01)
+        assert now() >= target, f'the simulation did not advance {seconds} s in {timeout} s'
 
     def wait_log(self, proc, text, timeout=20.0):
         end = time.monotonic() + timeout
@@ -82,7 +103,10 @@ class Loop:
 
     def send(self, goal, seconds):
         msg = JointTrajectory(joint_names=['joint1', 'joint2'])
-        msg.points = [JointTrajectoryPoint(positions=[float(x) for x in goal])]
+        # at rest at the goal: a quintic from the current state (positions alone would make a
+        # linear segment, whose velocity steps at both ends kick the computed torque by ~100 N m)
+        msg.points = [JointTrajectoryPoint(positions=[float(x) for x in goal],
+                                           velocities=[0.0, 0.0], accelerations=[0.0, 0.0])]
         msg.points[0].time_from_start.sec = int(seconds)
         self.traj.publish(msg)
 
@@ -90,6 +114,19 @@ class Loop:
         self.node.destroy_node()
         self.sim.stop()
         self.ctrl.stop()
+
+
+def command_steps(torques, period=1e-3):
+    """
+    Return the largest step between commanded efforts of consecutive states and their count.
+
+    Consecutive: joint states one simulation step apart (their stamps, simulated time).
+    """
+    t = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in torques])
+    effort = np.array([m.effort for m in torques])
+    consecutive = np.diff(t) <= 1.5 * period
+    steps = np.abs(np.diff(effort, axis=0)).max(axis=1)[consecutive]
+    return (steps.max() if len(steps) else 0.0), int(consecutive.sum())
 
 
 @pytest.fixture
@@ -100,7 +137,7 @@ def ros():
 
 
 def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):
-    loop = Loop('redesc', tmp_path)
+    loop = Loop('redesc', tmp_path, lockstep=True)
     try:
         loop.desc.publish(String(data=URDF))
         assert loop.wait_log(loop.sim, 'releasing the brakes', 60), loop.sim.log()
@@ -108,7 +145,7 @@ def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):
         assert loop.wait_log(loop.ctrl, 'ready in'), loop.ctrl.log()
         loop.send(goal, 2)
         assert loop.wait_log(loop.ctrl, 'trajectory accepted'), loop.ctrl.log()
-        loop.spin(3.0)
+        loop.spin_sim(3.0)
         np.testing.assert_allclose(loop.states[-1].position, goal, atol=5e-3)
 
         # same dynamics: nothing changes
@@ -116,15 +153,15 @@ def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):
         loop.desc.publish(String(data=COSMETIC))
         for proc in (loop.sim, loop.ctrl):
             assert loop.wait_log(proc, 'has the same dynamics as the model in use'), proc.log()
-        loop.spin(0.5)
+        loop.spin_sim(0.5)
         q = loop.positions(mark)
         assert len(q) > 100 and np.abs(q - goal).max() < 5e-3, q[np.abs(q - goal).argmax()]
 
         # heavier link2, in the middle of a motion: both take it, nothing jumps
         goal = np.array([1.0, -0.5])
         loop.send(goal, 2)
-        loop.spin(0.8)
-        mark, commands = len(loop.states), len(loop.commands)
+        loop.spin_sim(0.8)
+        mark, commands = len(loop.states), len(loop.torques)
         loop.desc.publish(String(data=HEAVIER))
         changed = time.monotonic()
         for proc in (loop.sim, loop.ctrl):
@@ -132,9 +169,10 @@ def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):
                 proc.log()
         assert loop.wait_log(loop.ctrl, 'the running trajectory goes on with the new model')
         loop.spin(max(0.0, changed + 0.5 - time.monotonic()))
-        # (the change and the fade, 0.2 s, are inside this half second)
-        tau = np.array(loop.commands[commands - 1:])
-        loop.spin(2.0)
+        loop.spin_sim(0.3)
+        # (the change and the fade, 0.2 s, are inside this window)
+        window = loop.torques[commands - 1:]
+        loop.spin_sim(2.0)
         q = loop.positions(mark - 1)
         steps = np.abs(np.diff(q, axis=0)).max()
         assert steps < 0.02, f'a jump of {steps} rad between two joint_states (at 500 Hz)'
@@ -144,10 +182,13 @@ def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):
         jump = np.abs(gravity_torques(RobotModel.from_urdf(HEAVIER), q[0])
                       - gravity_torques(RobotModel.from_urdf(URDF), q[0])).max()
         assert jump > 4.0, jump                  # the test means something at this pose
-        assert len(tau) > 100, len(tau)
-        before = np.array(loop.commands[commands - len(tau):commands])
-        usual = np.abs(np.diff(before, axis=0)).max()
-        step = np.abs(np.diff(tau, axis=0)).max()
+        assert len(window) > 100, len(window)
+        before = loop.torques[commands - len(window):commands]
+        usual, _ = command_steps(before)
+        step, consecutive = command_steps(window)
+        assert consecutive == len(window) - 1, (consecutive, len(window))   # lockstep: each
+        print(f'largest command step: {usual:.3f} N m in the motion before, {step:.3f} N m '
+              f'around the change of {jump:.2f} N m')
         assert step < usual + jump / 2, (f'a step of {step:.2f} N m between two commands (the '
                                          f'motion: {usual:.2f}; the change: {jump:.2f})')
         assert np.abs(q - START).min(axis=0).max() > 0.5, 'the arm went back to its start pose'
