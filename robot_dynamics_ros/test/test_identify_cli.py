@@ -72,6 +72,50 @@ def test_both_storage_formats_read_alike(ur5_bags, tmp_path):
         np.testing.assert_array_equal(again.velocity, rec.velocity)
 
 
+def test_split_streams_csv_and_missing_velocities(tmp_path):
+    """An arm and its last joint on two streams, merged; a CSV; positions only."""
+    from rosbags.rosbag2 import StoragePlugin, Writer
+    from rosbags.typesys import Stores, get_typestore
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    nominal = RobotModel.from_urdf_file(urdf)
+    rec = recording(true_arm(nominal), fourier(nominal, 1), 3.0)
+    ts = get_typestore(Stores.ROS2_JAZZY)
+    JointState, Header, Time = (ts.types[k] for k in (
+        'sensor_msgs/msg/JointState', 'std_msgs/msg/Header', 'builtin_interfaces/msg/Time'))
+    names = list(rec.names)
+    with Writer(tmp_path / 'split', version=9, storage_plugin=StoragePlugin.MCAP) as w:
+        c = w.add_connection('/joint_states', JointState.__msgtype__, typestore=ts)
+        for k, t in enumerate(rec.t):
+            stamp = Time(sec=int(t), nanosec=int(round((t - int(t)) * 1e9)))
+            for part in (slice(0, 5), slice(5, 6)):        # the wrist on its own stream, after
+                msg = JointState(header=Header(stamp=stamp, frame_id=''), name=names[part],
+                                 position=rec.position[k, part], velocity=np.zeros(0),
+                                 effort=rec.effort[k, part])
+                w.write(c, int(t * 1e9) + part.start,
+                        ts.serialize_cdr(msg, JointState.__msgtype__))
+    merged = read(str(tmp_path / 'split'))
+    assert merged.names == names and merged.velocity is None
+    assert 'velocities differentiated from positions' in ' '.join(merged.notes)
+    # a sample per message of the wider stream, the wrist at its latest value (one step behind)
+    np.testing.assert_array_equal(merged.position[1:, :5], rec.position[1:, :5])
+    np.testing.assert_array_equal(merged.position[1:, 5], rec.position[:-1, 5])
+    assert len(merged.t) == len(rec.t) - 1 and 'before every joint was seen' in merged.notes[0]
+    # the same data as CSV
+    header = ['time'] + [f'{j}/{w}' for j in names for w in ('position', 'velocity', 'effort')]
+    rows = np.column_stack([rec.t] + [x[:, k] for k in range(6)
+                                      for x in (rec.position, rec.velocity, rec.effort)])
+    np.savetxt(tmp_path / 'rec.csv', rows, delimiter=',', header=','.join(header), comments='')
+    csv = read(str(tmp_path / 'rec.csv'))
+    np.testing.assert_allclose(csv.position, rec.position, rtol=1e-15)
+    np.testing.assert_allclose(csv.velocity, rec.velocity, rtol=1e-15)
+    # positions only: identify still works (velocities differentiated), on the CSV too
+    r = run('identify', '--urdf', urdf, tmp_path / 'split', tmp_path / 'rec.csv',
+            '--report', tmp_path / 'r.yaml')
+    assert r.returncode == 0, r.stderr
+    notes = yaml.safe_load((tmp_path / 'r.yaml').read_text())['samples']['notes']
+    assert any('differentiated' in n for n in notes), notes
+
+
 def test_identify_writes_files_that_reproduce_the_torques(ur5_bags, tmp_path):
     urdf, nominal, true, d = ur5_bags
     out = {k: tmp_path / f for k, f in (('urdf', 'corrected.urdf'), ('params', 'params.yaml'),
