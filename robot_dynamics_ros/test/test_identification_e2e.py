@@ -152,7 +152,8 @@ class Rig:
 
     def tracking_error(self, start, end):
         """RMS over the motion of actual - desired position per joint (desired: ~/torques)."""
-        desired = {seconds(m.header.stamp): np.array(m.position) for m in self.torques}
+        desired = {seconds(m.header.stamp): np.array(m.position) for m in self.torques
+                   if len(m.position)}             # (empty: no desired state, holding)
         err = [np.array(s.position) - desired[seconds(s.header.stamp)] for s in self.states
                if start <= seconds(s.header.stamp) <= end and
                seconds(s.header.stamp) in desired]

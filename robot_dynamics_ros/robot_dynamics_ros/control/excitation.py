@@ -98,7 +98,8 @@ def _limits(model):
 def default_start(model):
     """Return the middle of each joint's position range (zero for a continuous joint)."""
     lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
-    return np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), 0.0)
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    return np.where(bounded, 0.5 * (np.where(bounded, lo, 0.0) + np.where(bounded, hi, 0.0)), 0.0)
 
 
 def optimise(model, base, *, harmonics=5, base_frequency=0.1, start=None, epsilon=0.01,
