@@ -495,7 +495,7 @@ class Payload:
     min_eigenvalue: float
 
 
-def _link_to_body(model, link):
+def link_parameter_map(model, link):
     """Return (body, T): the link's body and the 10x10 map of link-frame to body parameters."""
     body, X = model.link_frame(link)
     if body < 0:
@@ -532,7 +532,7 @@ def payload(model, samples, link, epsilon):
     payload explains what the model's torques miss.
     """
     import cvxpy as cp
-    body, T = _link_to_body(model, link)
+    body, T = link_parameter_map(model, link)
     Y, tau = observation(model, samples, epsilon)
     residual = tau - predict(model, samples, epsilon)[1]
     A = (Y[:, :, 10 * body:10 * body + 10] @ T).reshape(-1, 10)

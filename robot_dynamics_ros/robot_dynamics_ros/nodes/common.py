@@ -25,7 +25,8 @@ import time
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy._rclpy_pybind11 import RCLError
-from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
+                             SingleThreadedExecutor)
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from std_msgs.msg import String
@@ -317,7 +318,10 @@ def spin(node):
     thread had left gave the InvalidHandle traceback seen on some Ctrl-Cs.
     """
     context = node.context
-    main = SingleThreadedExecutor(context=context)
+    # a node with parallel_services has callbacks that wait (a reentrant group): two threads
+    main = (MultiThreadedExecutor(num_threads=2, context=context)
+            if getattr(node, 'parallel_services', False) else
+            SingleThreadedExecutor(context=context))
     main.add_node(node)
     loop = getattr(node, 'loop_node', None)
     executor = thread = None

@@ -35,13 +35,14 @@ import time
 
 import numpy as np
 from rcl_interfaces.msg import SetParametersResult
+from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
 from robot_dynamics_msgs.msg import CollisionEvent
-from robot_dynamics_msgs.srv import CheckTrajectory, InverseDynamics
+from robot_dynamics_msgs.srv import CheckTrajectory, EstimatePayload, InverseDynamics
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
@@ -55,6 +56,7 @@ from ..dynamics.kernels import compile_in_background, load_cached
 from .common import (FILE_PARAMETERS, STARTED, DescriptionSource, Throttle, coerce_numbers,
                      declare, file_description, log_at, loop_node, run_node, usage)
 from .launch_setup import CONTROLLER
+from .payload_service import PayloadService
 
 NODE_NAME = CONTROLLER
 BUMPLESS = 0.2          # s over which the efforts move to a new model's (a description change)
@@ -149,7 +151,9 @@ INTERFACES = (
     'services:   ~/inverse_dynamics (robot_dynamics_msgs/srv/InverseDynamics), '
     '~/check_trajectory (robot_dynamics_msgs/srv/CheckTrajectory: torque and velocity '
     'feasibility of a trajectory and the time scale that fits), '
-    '~/reset_collision (std_srvs/Trigger: end the reaction to a collision)',
+    '~/reset_collision (std_srvs/Trigger: end the reaction to a collision), '
+    '~/estimate_payload (robot_dynamics_msgs/srv/EstimatePayload: mass and centre of mass of a '
+    'new tool from a few static poses and the observer; apply sets the payload parameters)',
     'per model joint, once the model is known: default_positions.<joint> (float, 0.0) and '
     'effort_limits.<joint> (float, the URDF limit)')
 
@@ -203,6 +207,8 @@ class Outputs:
 
 class FeedforwardNode(Node):
 
+    parallel_services = True        # ~/estimate_payload waits seconds; the rest goes on
+
     def __init__(self):
         super().__init__(NODE_NAME)
         self.values = {name: declare(self, name, kind, default, desc, ro)
@@ -248,6 +254,10 @@ class FeedforwardNode(Node):
         self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_service(InverseDynamics, '~/inverse_dynamics', self._on_inverse_dynamics)
         self.create_service(CheckTrajectory, '~/check_trajectory', self._on_check_trajectory)
+        # seconds long, on a thread of its own (spin runs a second one for it: parallel_services)
+        self.payload_service = PayloadService(self)
+        self.create_service(EstimatePayload, '~/estimate_payload', self.payload_service,
+                            callback_group=ReentrantCallbackGroup())
         self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         xml, source = file_description(NODE_NAME, self.values['urdf_file'],
@@ -574,6 +584,7 @@ class FeedforwardNode(Node):
             self.throttle.info('observer gap', f'observer: {what}: estimate held over it '
                                                f'({self.observer.skipped} so far)', 30.0)
         self._observed = t
+        self.payload_service.take(ctrl.q, r)
         # the estimate in effort, with the state it belongs to in position and velocity
         every, out = v['external_torques_every'], self.out
         out.estimates += 1

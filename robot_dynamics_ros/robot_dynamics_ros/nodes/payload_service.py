@@ -1,0 +1,293 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+``~/estimate_payload`` of feedforward_node: "I changed the gripper", one service call.
+
+From the pose it is called at, the arm moves through a few static poses (``control.
+payload_estimation.poses``: the wrist turned by +-amplitude, each within the limits and checked
+by the feasibility module before it moves), each move a quintic the controller itself tracks; at
+each pose, once the arm has settled, the momentum observer's estimate is averaged over a short
+window; the fit gives the mass and centre of mass on the link (on top of the configured
+payload); the arm returns to where it was; with ``apply`` the payload parameters are set and the
+efforts fade into the new model's (bumpless, as after a description change).
+
+The call runs on a thread of the node's main executor (a reentrant callback group), not on the
+control loop's: commands go on while it waits. It refuses, saying why and leaving the arm where
+it is: no observer, a trajectory running, a collision reaction, an unknown link, poses that do
+not determine the payload, joint_states stale, another estimate running; and after the sequence,
+a negative mass or a residual that says the arm was disturbed.
+"""
+import threading
+import time
+
+import numpy as np
+from rclpy.parameter import Parameter
+
+from ..control import payload_estimation as pe
+
+DEFAULT_AMPLITUDE = 0.5         # rad (m)
+MOVE_TIME = 1.0                 # s per move between poses (quintic, rest to rest)
+SETTLE = 0.15                   # s after a move ends before the window (5 / K_O at 50 1/s: 0.1)
+WINDOW = 0.25                   # s over which the observer's estimate is averaged
+AT_REST = 0.02                  # rad/s: the largest joint speed that counts as at rest
+DISTURBED = 0.1                 # of the estimate's RMS (+ 0.05 N m): a residual over it refused
+
+
+class Refused(Exception):
+    """The estimate cannot go on; the message says why."""
+
+
+class PayloadService:
+    """The procedure behind ``~/estimate_payload``, on a FeedforwardNode ``node``."""
+
+    def __init__(self, node):
+        self.node = node
+        self.busy = threading.Lock()
+        self.samples = None         # (q, r) appended by the node's observer while collecting
+
+    # ---- the service -------------------------------------------------------------------------
+    def __call__(self, req, res):
+        node = self.node
+        if not self.busy.acquire(blocking=False):
+            return self._refuse(res, 'an estimate is already running')
+        try:
+            t0 = time.monotonic()
+            with node.lock:
+                link, amplitude, Q, q0 = self._plan(req)
+            fit = self._sequence(link, Q, q0)
+            self._judge(fit)
+            res.mass, res.residual, res.poses = fit.mass, fit.residual, fit.poses
+            res.com.x, res.com.y, res.com.z = (float(x) for x in fit.com)
+            message = (f'payload on {link}: {fit.mass:.4g} kg at '
+                       f'{np.round(fit.com, 4).tolist()} m (on top of the configured payload), '
+                       f'residual {fit.residual:.3g} N m over {fit.poses} poses, '
+                       f'{time.monotonic() - t0:.1f} s')
+            if req.apply:
+                try:
+                    message += '; ' + self._apply(fit)
+                except Refused as e:
+                    return self._refuse(res, f'{message}; {e}')
+        except Refused as e:
+            return self._refuse(res, str(e))
+        finally:
+            self.samples = None
+            self.busy.release()
+        node.get_logger().info(f'estimate_payload: {message}')
+        res.success, res.message = True, message
+        return res
+
+    def _refuse(self, res, why):
+        self.node.get_logger().warning(f'estimate_payload refused: {why}')
+        res.success, res.message = False, why
+        return res
+
+    # ---- before moving -----------------------------------------------------------------------
+    def _plan(self, req):
+        """Return (link, amplitude, poses, q0) or raise Refused (under the node's lock)."""
+        node = self.node
+        ctrl = node.ctrl
+        if ctrl is None:
+            raise Refused('no robot_description yet')
+        if node.observer is None:
+            raise Refused('the momentum observer is disabled (observer.enabled): the estimate '
+                          'is made from it')
+        if not node.observer_ready or not node.observer.settled():
+            raise Refused('the momentum observer is not running yet (its kernel is loading, or '
+                          'its estimate has not settled): try again in a moment')
+        stale = node._stale(time.monotonic())
+        if stale:
+            raise Refused(f'joint_states of {stale} are stale or missing')
+        if ctrl.reaction is not None:
+            raise Refused(f'a collision reaction ({ctrl.reaction}) is active: '
+                          f'~/reset_collision first')
+        now = node._time(node.get_clock().now())
+        if ctrl.trajectory is not None and now < ctrl.trajectory[0].end_time:
+            raise Refused('a trajectory is running: call it when the arm is at rest')
+        if np.abs(ctrl.qd[ctrl.cmd]).max() > AT_REST:
+            raise Refused(f'the arm is moving (|qd| up to {np.abs(ctrl.qd[ctrl.cmd]).max():.3f}'
+                          f' rad/s): call it when the arm is at rest')
+        model = ctrl.model
+        link = req.link or node.values['payload.link'] or self._last_link(ctrl)
+        if link not in model.link_names:
+            raise Refused(f'link "{link}" is not in {model.name}')
+        amplitude = req.amplitude or DEFAULT_AMPLITUDE
+        if not (np.isfinite(amplitude) and 0 < amplitude <= 1.5):
+            raise Refused(f'amplitude must be in (0, 1.5] rad, got {amplitude}')
+        limits = model.effort_limits.copy()
+        limits[ctrl.cmd] = ctrl.limits
+        q0 = ctrl.q.copy()
+        try:
+            Q = pe.poses(model, q0, link, ctrl.cmd, amplitude, effort_limits=limits)
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        for a, b in zip(Q[:-1], list(Q[1:])):
+            self._feasible(ctrl, a, b)
+        self._feasible(ctrl, Q[-1], q0)
+        return link, amplitude, Q, q0
+
+    @staticmethod
+    def _last_link(ctrl):
+        """The deepest link carried by the last commanded joint (the flange, or the tool)."""
+        body = int(ctrl.cmd.max())
+        links = [k for k in ctrl.model.link_names if ctrl.model.link_frame(k)[0] == body]
+        return links[-1]
+
+    @staticmethod
+    def _move(ctrl, target):
+        """A rest-to-rest quintic of the commanded joints to ``target`` (model order)."""
+        k = len(ctrl.joints)
+        return (list(ctrl.joints), [MOVE_TIME], [target[ctrl.cmd].tolist()], [[0.0] * k],
+                [[0.0] * k])
+
+    def _feasible(self, ctrl, q_from, q_to):
+        names, times, *tables = self._move(ctrl, q_to)
+        result = ctrl.check_trajectory(names, times, *tables, q=q_from)
+        if not result.feasible:
+            raise Refused(f'a move of the sequence is beyond the limits: {result.message()}')
+
+    # ---- the sequence ------------------------------------------------------------------------
+    def _sequence(self, link, Q, q0):
+        """Visit the poses, collect the observer at each, return to q0; return the fit."""
+        node = self.node
+        ctrl = node.ctrl
+        rows = ctrl.cmd.copy()
+        model = ctrl.model
+        at, estimates = [], []
+        try:
+            for k, q in enumerate(Q):
+                if k:
+                    self._go(ctrl, q)
+                q_mean, r_mean = self._collect(ctrl)
+                at.append(q_mean)
+                estimates.append(r_mean)
+        finally:
+            if node.ctrl is ctrl and ctrl.reaction is None and node.context.ok():
+                try:
+                    self._go(ctrl, q0)
+                except Refused as e:
+                    node.get_logger().warning(f'estimate_payload: back to the start: {e}')
+        try:
+            return pe.fit(model, link, np.array(at), np.array(estimates), rows)
+        except ValueError as e:
+            raise Refused(str(e)) from None
+
+    def _go(self, ctrl, target):
+        """Move to ``target`` along a quintic and wait until the arm is there and at rest."""
+        node = self.node
+        with node.lock:
+            self._check(ctrl)
+            now = node._time(node.get_clock().now())
+            names, times, *tables = self._move(ctrl, target)
+            ctrl.set_trajectory(names, times, *tables, start_time=now, now=now, q=ctrl.q,
+                                qd=ctrl.qd)
+            ours = ctrl.trajectory
+        deadline = time.monotonic() + MOVE_TIME + 5.0
+        while True:
+            time.sleep(0.01)
+            with node.lock:
+                self._check(ctrl)
+                if ctrl.trajectory is not ours:
+                    raise Refused('another trajectory arrived during the estimate')
+                done = node._time(node.get_clock().now()) >= ours[0].end_time + SETTLE
+                rest = np.abs(ctrl.qd[ctrl.cmd]).max() <= AT_REST
+            if done and rest:
+                return
+            if time.monotonic() > deadline:
+                raise Refused('the arm did not come to rest at a pose of the sequence (held '
+                              'back, or touched?)')
+
+    def _collect(self, ctrl):
+        """Average the observer's estimate (and q) over WINDOW s at rest."""
+        node = self.node
+        with node.lock:
+            self.samples = []
+        end = time.monotonic() + WINDOW
+        while time.monotonic() < end:
+            time.sleep(0.01)
+            with node.lock:
+                self._check(ctrl)
+        with node.lock:
+            samples, self.samples = self.samples, None
+        if len(samples) < 5:
+            raise Refused(f'{len(samples)} observer estimates in {WINDOW} s: joint_states too '
+                          f'slow, or the observer is holding its estimate')
+        q = np.array([s[0] for s in samples])
+        if np.abs(np.diff(q, axis=0)).max(initial=0.0) > AT_REST * WINDOW:
+            raise Refused('the arm moved while it should have been at rest (touched?)')
+        return q.mean(axis=0), np.array([s[1] for s in samples]).mean(axis=0)
+
+    def _check(self, ctrl):
+        """Raise Refused when the estimate cannot go on (under the node's lock)."""
+        node = self.node
+        if not node.context.ok():
+            raise Refused('shutting down')
+        if node.ctrl is not ctrl:
+            raise Refused('the model or the parameters changed during the estimate')
+        if ctrl.reaction is not None:
+            raise Refused('a collision was detected during the estimate (touched?)')
+        stale = node._stale(time.monotonic())
+        if stale:
+            raise Refused(f'joint_states of {stale} went stale during the estimate')
+
+    def take(self, q, r):
+        """The node's observer hands each estimate here (under the node's lock)."""
+        if self.samples is not None:
+            self.samples.append((q.copy(), r.copy()))
+
+    # ---- after -------------------------------------------------------------------------------
+    @staticmethod
+    def _judge(fit):
+        if not fit.mass > 0:
+            raise Refused(f'the fit gives a mass of {fit.mass:.3g} kg: no payload, or the arm '
+                          f'was disturbed (touched?) during the estimate')
+        if fit.residual > 0.05 + DISTURBED * fit.torque:
+            raise Refused(f'the fit leaves {fit.residual:.3g} N m RMS of the {fit.torque:.3g} N m '
+                          f'it explains: the arm was disturbed (touched?) during the estimate, or '
+                          f'the load is not rigid; not applied')
+
+    def _apply(self, fit):
+        """Set payload.* to the configured payload plus this one; return what was done."""
+        node = self.node
+        v = node.values
+        m0, c0 = float(v['payload.mass']), np.asarray(v['payload.com'], dtype=float)
+        if m0 > 0 and v['payload.link'] not in ('', fit.link):
+            raise Refused(f'not applied: payload.link is {v["payload.link"]}, the estimate is on '
+                          f'{fit.link} (one payload link): set payload.mass to 0 first')
+        ixx, ixy, ixz, iyy, iyz, izz = (np.asarray(v['payload.inertia'], dtype=float)
+                                        if m0 > 0 else np.zeros(6))
+        m = m0 + fit.mass
+        c = (m0 * c0 + fit.mass * fit.com) / m
+        I0 = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+
+        def shift(mass, d):
+            return mass * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
+        Ic = I0 + shift(m0, c0 - c) + shift(fit.mass, fit.com - c)
+        # under the node's lock throughout: no command of the new model may go out before the
+        # fade from the last one of the old model is set up (the control loop waits meanwhile)
+        with node.lock:
+            last = node.out.command.copy() if node.out is not None else None
+            results = node.set_parameters([
+                Parameter('payload.link', value=fit.link),
+                Parameter('payload.mass', value=float(m)),
+                Parameter('payload.com', value=[float(x) for x in c]),
+                Parameter('payload.inertia', value=[float(Ic[0, 0]), float(Ic[0, 1]),
+                                                    float(Ic[0, 2]), float(Ic[1, 1]),
+                                                    float(Ic[1, 2]), float(Ic[2, 2])])])
+            failed = [r.reason for r in results if not r.successful]
+            if failed:
+                raise Refused(f'not applied: {failed[0]}')
+            if last is not None and node.out is not None and len(last) == len(node.out.command):
+                node.bump = [last, None]        # the efforts fade into the new model's
+        return f'applied: payload.mass {m:.4g} kg on {fit.link}'
