@@ -13,8 +13,10 @@
 # limitations under the License.
 
 """
-``~/estimate_payload`` over DDS: the simulator runs the arm with a payload its controller's URDF
-lacks (an extra fixed link), the controller holds it by computed torque and is asked.
+``~/estimate_payload`` over DDS.
+
+The simulator runs the arm with a payload its controller's URDF lacks (an extra fixed link); the
+controller holds it by computed torque and is asked.
 
 On ur5 and panda: a 1.5 kg payload 3-8 cm off the flange found within 3 % in mass and 5 mm in
 position, the whole call under 10 s, and after ``apply`` the hold error at least 5x smaller.
@@ -117,7 +119,7 @@ class Rig:
         assert self.wait(future.done, timeout), 'estimate_payload did not answer'
         return future.result()
 
-    def hold_error(self, reference=None, seconds=0.5):
+    def hold_error(self, reference=None, seconds=1.0):
         """
         RMS over ``seconds`` of actual - desired position.
 
@@ -133,7 +135,7 @@ class Rig:
                                        desired.get(stamp(s), np.nan))
                for s in self.states[mark:]]
         err = [e for e in err if np.all(np.isfinite(e))]
-        assert len(err) > 50, len(err)
+        assert len(err) >= 10, len(err)
         return float(np.sqrt(np.mean(np.square(err))))
 
     def close(self):
@@ -226,12 +228,15 @@ def test_a_start_near_a_limit_keeps_the_sequence_inside(tmp_path):
         rig.close()
 
 
-def test_no_observer_no_estimate(tmp_path):
-    rig = Rig(tmp_path, 'ur5', 'noobs', '-p', 'observer.enabled:=false')
+@pytest.mark.parametrize('args, why', [(('observer.enabled:=false',), 'observer is disabled'),
+                                       (('mode:=gravity',), 'mode is gravity')])
+def test_no_observer_or_no_computed_torque_no_estimate(tmp_path, args, why):
+    extra = [a for arg in args for a in ('-p', arg)]
+    rig = Rig(tmp_path, 'ur5', 'noobs' if 'observer' in args[0] else 'gravity', *extra)
     try:
         assert rig.ctrl.wait_log('ready in', 60), rig.ctrl.log()
         assert rig.estimate.wait_for_service(timeout_sec=20)
         res = rig.call()
-        assert not res.success and 'observer is disabled' in res.message, res.message
+        assert not res.success and why in res.message, res.message
     finally:
         rig.close()

@@ -18,8 +18,8 @@ The controller samples a trajectory at the stamp of the joint state it answers.
 With simulated time the node's clock comes on /clock through another callback than joint_states
 and can lag them by a varying amount (measured in lockstep: up to 80 ms, then a jump, command
 steps of 150 N m on the 2R arm). Here the test is the simulator: its /clock lags its stamped
-joint states by 50 ms when the trajectory arrives and by 200 ms 0.7 s later; the desired position
-on ~/torques must be the trajectory's 0.7 s in (by the clock it would be 0.55 s). A stamp of
+joint states by 50 ms when the trajectory arrives and by 200 ms 0.4 s later; the desired position
+on ~/torques must be the trajectory's 0.4 s in (by the clock it would be 0.25 s). A stamp of
 another time base (100 s off the clock) is not trusted: the clock, and a warning.
 """
 import numpy as np
@@ -76,8 +76,8 @@ def test_the_trajectory_is_sampled_at_the_states_stamp(ros, tmp_path, lags, samp
         msg.points[0].time_from_start.sec = 2
         peer.publish_trajectory(msg)        # unstamped: starts when the node takes it
         assert peer.spin_until(lambda: 'trajectory accepted' in proc.log(), 10), proc.log()
-        # 0.7 s later by the states; the clock has fallen further behind (or is 100 s off still)
-        peer.state_stamp = clock + lags[0] + 0.7
+        # 0.4 s later by the states; the clock has fallen further behind (or is 100 s off still)
+        peer.state_stamp = clock + lags[0] + 0.4
         peer.sim_time = peer.state_stamp - lags[1]
         peer.torques.clear()
 
@@ -86,7 +86,7 @@ def test_the_trajectory_is_sampled_at_the_states_stamp(ros, tmp_path, lags, samp
                            - peer.state_stamp) < 1e-6 for m in peer.torques)
         assert peer.spin_until(newest_at_state, 10), proc.log()[-1500:]
         desired = np.array(peer.torques[-1].position)
-        into = 0.7 if sampled_at == 'stamp' else peer.sim_time - clock
+        into = 0.4 if sampled_at == 'stamp' else peer.sim_time - clock
         expected = quintic(START, GOAL, 2.0, np.array([into]))[0][0]
         np.testing.assert_allclose(desired, expected, atol=1e-9)
         warned = 'timing the trajectory by the clock' in proc.log()

@@ -202,7 +202,8 @@ def prepare(model, recording, cutoff=DEFAULT_CUTOFF, max_gap=None, rate=None):
     The uniform grid runs at the recording's median rate, or at ``rate`` (Hz) when given: the
     rate of another recording, to join them with ``concatenate``.
 
-    Refused with IdentificationError: joints missing, values not finite, stamps not increasing,
+    Samples with the stamp of the one before are dropped (counted in ``dropped``). Refused with
+    IdentificationError: joints missing, values not finite, stamps going back,
     a gap longer than ``max_gap`` (default: 20 sample periods), too short to filter, a cut-off
     not below the Nyquist frequency.
     """
@@ -222,12 +223,17 @@ def prepare(model, recording, cutoff=DEFAULT_CUTOFF, max_gap=None, rate=None):
                 f'{src}: {what} of joint {model.joint_names[j]} is not finite at t = '
                 f'{t[k] - t[0]:.3f} s ({int(bad.any(axis=1).sum())} samples with NaN or inf)')
         arrays[what] = x
+    repeated = np.flatnonzero(np.diff(t) == 0) + 1
+    if len(repeated):               # a state sent again (a driver, a simulator waiting): the first
+        keep = np.setdiff1d(np.arange(len(t)), repeated)
+        t = t[keep]
+        arrays = {what: x[keep] for what, x in arrays.items()}
     if len(t) < 10:
         raise IdentificationError(f'{src}: {len(t)} samples, too few to identify anything')
     dt = np.diff(t)
-    if np.any(dt <= 0):
-        k = int(np.argmax(dt <= 0))
-        raise IdentificationError(f'{src}: stamps do not increase at t = {t[k] - t[0]:.3f} s')
+    if np.any(dt < 0):
+        k = int(np.argmax(dt < 0))
+        raise IdentificationError(f'{src}: stamps go back in time at t = {t[k] - t[0]:.3f} s')
     recorded = 1.0 / float(np.median(dt))
     max_gap = 20 / recorded if max_gap is None else max_gap
     rate = recorded if rate is None else float(rate)
@@ -261,6 +267,8 @@ def prepare(model, recording, cutoff=DEFAULT_CUTOFF, max_gap=None, rate=None):
     qdd = derivative(qd, period)
     step = max(1, int(rate / (10 * cutoff)))
     dropped = {'filter edges': 2 * edge}
+    if len(repeated):
+        dropped['repeated stamps'] = len(repeated)
     if step > 1:
         kept = len(range(edge, len(grid) - edge, step))
         dropped[f'decimated to {rate / step:.0f} Hz'] = len(grid) - 2 * edge - kept

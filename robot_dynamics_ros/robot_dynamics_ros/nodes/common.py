@@ -277,6 +277,18 @@ def log_at(logger, level, message):
         logger.warning(message)
 
 
+def side_node(node, suffix):
+    """
+    Create a node ``<node>_<suffix>`` beside ``node``, for callbacks apart from ``node``'s.
+
+    No parameter services, no rosout; ``spin`` runs it on an executor of its own, in a thread.
+    Its topics and services take names as ``node`` resolves them (remappings included).
+    """
+    return rclpy.create_node(f'{node.get_name()}_{suffix}', namespace=node.get_namespace(),
+                             context=node.context, use_global_arguments=False,
+                             start_parameter_services=False, enable_rosout=False)
+
+
 def loop_node(node, topic):
     """
     Create the node that carries a control loop's input subscription ``topic`` on its own.
@@ -287,9 +299,7 @@ def loop_node(node, topic):
     it on an executor of its own, in a thread. It subscribes to ``topic`` as ``node`` resolves
     it (remappings included) and is named ``<node>_loop`` in ``node``'s namespace.
     """
-    return rclpy.create_node(f'{node.get_name()}_loop', namespace=node.get_namespace(),
-                             context=node.context, use_global_arguments=False,
-                             start_parameter_services=False, enable_rosout=False)
+    return side_node(node, 'loop')
 
 
 # The longest the main executor waits before it looks at the context again (see spin).
@@ -318,32 +328,36 @@ def spin(node):
     thread had left gave the InvalidHandle traceback seen on some Ctrl-Cs.
     """
     context = node.context
-    # a node with parallel_services has callbacks that wait (a reentrant group): two threads
-    main = (MultiThreadedExecutor(num_threads=2, context=context)
-            if getattr(node, 'parallel_services', False) else
-            SingleThreadedExecutor(context=context))
+    main = SingleThreadedExecutor(context=context)
     main.add_node(node)
-    loop = getattr(node, 'loop_node', None)
-    executor = thread = None
-    if loop is not None:
-        executor = SingleThreadedExecutor(context=context)
-        executor.add_node(loop)
-        thread = threading.Thread(target=_spin_loop, args=(executor,), name='control loop',
-                                  daemon=True)
+    # side nodes, each on an executor of its own in a thread: the control loop (one thread), and
+    # services that take seconds (``service_node``: two threads, so that a second request is
+    # answered, refused, while the first runs)
+    sides = []
+    for attr, what, threads in (('loop_node', 'control loop', 1),
+                                ('service_node', 'long services', 2)):
+        side = getattr(node, attr, None)
+        if side is None:
+            continue
+        executor = (SingleThreadedExecutor(context=context) if threads == 1 else
+                    MultiThreadedExecutor(num_threads=threads, context=context))
+        executor.add_node(side)
+        thread = threading.Thread(target=_spin_loop, args=(executor,), name=what, daemon=True)
         thread.start()
+        sides.append((what, executor, thread))
     try:
         while context.ok():
             main.spin_once(timeout_sec=SHUTDOWN_POLL)
     except ExternalShutdownException:
         pass                        # the context went down during the wait
     finally:
-        context.try_shutdown()      # (a no-op after a signal) ends the loop executor's spin
-        if thread is not None:
+        context.try_shutdown()      # (a no-op after a signal) ends the side executors' spin
+        for what, executor, thread in sides:
             executor.wake()
             thread.join(timeout=LOOP_JOIN)
             if thread.is_alive():
                 node.get_logger().warning(
-                    f'the control loop was still in a callback {LOOP_JOIN} s after shutdown; '
+                    f'the {what} thread was still in a callback {LOOP_JOIN} s after shutdown; '
                     'leaving it')
             else:
                 executor.shutdown(timeout_sec=0.0)

@@ -54,7 +54,7 @@ from ..control import REACTIONS, MomentumObserver, over_threshold, per_joint
 from ..dynamics import RobotModel, compile_kernels, gravity_torques
 from ..dynamics.kernels import compile_in_background, load_cached
 from .common import (FILE_PARAMETERS, STARTED, DescriptionSource, Throttle, coerce_numbers,
-                     declare, file_description, log_at, loop_node, run_node, usage)
+                     declare, file_description, log_at, loop_node, run_node, side_node, usage)
 from .launch_setup import CONTROLLER
 from .payload_service import PayloadService
 
@@ -207,8 +207,6 @@ class Outputs:
 
 class FeedforwardNode(Node):
 
-    parallel_services = True        # ~/estimate_payload waits seconds; the rest goes on
-
     def __init__(self):
         super().__init__(NODE_NAME)
         self.values = {name: declare(self, name, kind, default, desc, ro)
@@ -254,10 +252,13 @@ class FeedforwardNode(Node):
         self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_service(InverseDynamics, '~/inverse_dynamics', self._on_inverse_dynamics)
         self.create_service(CheckTrajectory, '~/check_trajectory', self._on_check_trajectory)
-        # seconds long, on a thread of its own (spin runs a second one for it: parallel_services)
+        # seconds long: on a node of its own that spin runs on two threads of its own, so that
+        # nothing of this node waits for it and a second call is refused while one runs
         self.payload_service = PayloadService(self)
-        self.create_service(EstimatePayload, '~/estimate_payload', self.payload_service,
-                            callback_group=ReentrantCallbackGroup())
+        self.service_node = side_node(self, 'services')
+        self.service_node.create_service(
+            EstimatePayload, self.resolve_service_name('~/estimate_payload'),
+            self.payload_service, callback_group=ReentrantCallbackGroup())
         self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         xml, source = file_description(NODE_NAME, self.values['urdf_file'],
@@ -287,6 +288,7 @@ class FeedforwardNode(Node):
         if self.observer_compiling is not None and self.observer_compiling.poll() is None:
             self.observer_compiling.kill()
         self.loop_node.destroy_node()
+        self.service_node.destroy_node()
         return super().destroy_node()
 
     # ---- configuration -----------------------------------------------------------------------

@@ -100,6 +100,9 @@ class PayloadService:
         ctrl = node.ctrl
         if ctrl is None:
             raise Refused('no robot_description yet')
+        if ctrl.mode != 'computed_torque':
+            raise Refused(f'mode is {ctrl.mode}: the poses are reached by computed torque (set '
+                          f'mode to computed_torque first)')
         if node.observer is None:
             raise Refused('the momentum observer is disabled (observer.enabled): the estimate '
                           'is made from it')
@@ -139,14 +142,14 @@ class PayloadService:
 
     @staticmethod
     def _last_link(ctrl):
-        """The deepest link carried by the last commanded joint (the flange, or the tool)."""
+        """Return the deepest link the last commanded joint carries (the flange, or the tool)."""
         body = int(ctrl.cmd.max())
         links = [k for k in ctrl.model.link_names if ctrl.model.link_frame(k)[0] == body]
         return links[-1]
 
     @staticmethod
     def _move(ctrl, target):
-        """A rest-to-rest quintic of the commanded joints to ``target`` (model order)."""
+        """Return a rest-to-rest quintic of the commanded joints to ``target`` (model order)."""
         k = len(ctrl.joints)
         return (list(ctrl.joints), [MOVE_TIME], [target[ctrl.cmd].tolist()], [[0.0] * k],
                 [[0.0] * k])
@@ -242,7 +245,7 @@ class PayloadService:
             raise Refused(f'joint_states of {stale} went stale during the estimate')
 
     def take(self, q, r):
-        """The node's observer hands each estimate here (under the node's lock)."""
+        """Take an estimate of the node's observer (it calls this under the node's lock)."""
         if self.samples is not None:
             self.samples.append((q.copy(), r.copy()))
 
