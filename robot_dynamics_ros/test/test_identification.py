@@ -37,7 +37,8 @@ def fourier(model, seed, harmonics=5, amplitude=0.5):
     """Return a random Fourier trajectory around mid-range, at rest at its start."""
     rng = np.random.default_rng(seed)
     lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
-    start = np.where(np.isfinite(lo) & np.isfinite(hi), 0.5 * (lo + hi), 0.0)
+    bounded = np.isfinite(lo) & np.isfinite(hi)
+    start = np.where(bounded, 0.5 * (np.where(bounded, lo, 0.0) + np.where(bounded, hi, 0.0)), 0.0)
     free = rng.uniform(-amplitude, amplitude, size=(model.n, 2 * (harmonics - 1)))
     return FourierTrajectory.from_free(model.joint_names, 0.1, free, start, harmonics)
 

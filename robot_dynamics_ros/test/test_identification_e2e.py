@@ -117,7 +117,8 @@ class Rig:
 
     def run(self, msg, after=0.5, timeout=240.0):
         """Send a trajectory once the loop runs; return its start time (simulated)."""
-        assert self.spin_until(lambda: len(self.torques) > 20, 60), \
+        # both streams reach this node (DDS may match one of its subscriptions before the other)
+        assert self.spin_until(lambda: len(self.torques) > 20 and len(self.states) > 20, 60), \
             self.sim.log()[-2000:] + self.ctrl.log()[-2000:]
         assert self.spin_until(lambda: self.traj_pub.get_subscription_count() > 0, 10)
         self.traj_pub.publish(msg)
