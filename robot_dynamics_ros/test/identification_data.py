@@ -22,6 +22,7 @@ import numpy as np
 
 from robot_dynamics_ros.control.identification import Recording
 from robot_dynamics_ros.dynamics import mcI
+from robot_dynamics_ros.dynamics.model import com_inertia
 from robot_dynamics_ros.dynamics.regressor import parameters, regressor
 
 EPSILON = 0.01
@@ -37,12 +38,9 @@ def true_arm(nominal, seed=0, payload_link=None):
     rng = np.random.default_rng(seed)
     I = nominal.I.copy()  # noqa: E741
     for j in range(nominal.n):
-        m = I[j, 5, 5]
+        m, c, Ic = com_inertia(I[j])
         if m <= 0:
             continue
-        c = np.array([I[j, 2, 4], I[j, 0, 5], I[j, 1, 3]]) / m
-        C = np.array([[0, -c[2], c[1]], [c[2], 0, -c[0]], [-c[1], c[0], 0]])
-        Ic = I[j, :3, :3] - m * C @ C.T
         I[j] = mcI(m * rng.uniform(0.7, 1.3), c + rng.uniform(-0.03, 0.03, 3),
                    Ic * rng.uniform(0.7, 1.3))
     n = nominal.n

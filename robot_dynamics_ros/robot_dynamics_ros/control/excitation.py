@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..dynamics.regressor import parameters, regressor
+from .identification import position_range
 
 MARGIN = 0.05          # of the position range kept free at each end
 LIMIT_SHARE = 0.9      # of the velocity and effort limits the trajectory may use
@@ -88,13 +89,6 @@ class Excitation:
     message: str
 
 
-def _limits(model):
-    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
-    lo = np.where(np.isfinite(lo), lo, -np.pi)
-    hi = np.where(np.isfinite(hi), hi, np.pi)
-    return lo, hi
-
-
 def default_start(model):
     """Return the middle of each joint's position range (zero for a continuous joint)."""
     lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
@@ -117,7 +111,7 @@ def optimise(model, base, *, harmonics=5, base_frequency=0.1, start=None, epsilo
     if not base_frequency > 0:
         raise ValueError(f'base frequency must be > 0 Hz, got {base_frequency}')
     start = default_start(model) if start is None else np.asarray(start, dtype=float)
-    lo, hi = _limits(model)
+    lo, hi = position_range(model)
     span = hi - lo
     lo_m, hi_m = lo + MARGIN * span, hi - MARGIN * span
     if start.shape != (n,) or np.any(start < lo_m) or np.any(start > hi_m):

@@ -45,8 +45,9 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dynamics import rnea
-from ..dynamics.regressor import (inertial_parameters, parameter_names, parameters, regressor,
-                                  spatial_inertia)
+from ..dynamics.model import com_inertia
+from ..dynamics.regressor import (inertia_parameters, inertial_parameters, parameter_names,
+                                  parameters, regressor, spatial_inertia)
 
 DEFAULT_CUTOFF = 10.0           # Hz: the low-pass cut-off of positions, velocities and efforts
 # |R_kk| / |R_00| below which a pivoted column counts as dependent. Measured on random states of
@@ -62,11 +63,15 @@ class IdentificationError(ValueError):
 
 # ---- base parameters ----------------------------------------------------------------------------
 
+def position_range(model):
+    """Return (lo, hi): the position limits, +-pi where a joint has none (continuous)."""
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    return np.where(np.isfinite(lo), lo, -np.pi), np.where(np.isfinite(hi), hi, np.pi)
+
+
 def random_states(model, count, rng):
     """Return q, qd, qdd: ``count`` random states within the position limits (or +-pi)."""
-    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
-    lo = np.where(np.isfinite(lo), lo, -np.pi)
-    hi = np.where(np.isfinite(hi), hi, np.pi)
+    lo, hi = position_range(model)
     q = rng.uniform(lo, hi, size=(count, model.n))
     return q, rng.normal(size=(count, model.n)), rng.normal(size=(count, model.n))
 
@@ -513,23 +518,8 @@ def link_parameter_map(model, link):
     for c in range(10):
         e = np.zeros(10)
         e[c] = 1.0
-        T[:, c] = _parameters_of(X.T @ _inertia_linear(e) @ X)
+        T[:, c] = inertia_parameters(X.T @ spatial_inertia(e) @ X)
     return body, T
-
-
-def _inertia_linear(p):
-    """Spatial inertia of 10 parameters as a linear map (valid for any p, massless or not)."""
-    m, h = p[0], p[1:4]
-    Ibar = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
-    H = np.array([[0.0, -h[2], h[1]], [h[2], 0.0, -h[0]], [-h[1], h[0], 0.0]])
-    out = np.zeros((6, 6))
-    out[:3, :3], out[:3, 3:], out[3:, :3], out[3:, 3:] = Ibar, H, H.T, m * np.eye(3)
-    return out
-
-
-def _parameters_of(I):  # noqa: E741
-    return np.array([I[5, 5], I[2, 4], I[0, 5], I[1, 3], I[0, 0], I[0, 1], I[1, 1], I[0, 2],
-                     I[1, 2], I[2, 2]])
 
 
 def payload(model, samples, link, epsilon):
@@ -554,11 +544,8 @@ def payload(model, samples, link, epsilon):
     x = cp.Variable(10)
     _solve(cp.Problem(cp.Minimize(cp.sum_squares(R @ x - z)), [_pseudo_inertia_expr(x) >> 0]))
     p = np.array(x.value)
-    I = spatial_inertia(p)  # noqa: E741
-    m = p[0]
-    c = p[1:4] / m if m > 0 else np.zeros(3)
-    Ic = I[:3, :3] - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
-    return Payload(link, float(m), c, Ic[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]], p,
+    m, c, Ic = com_inertia(spatial_inertia(p))
+    return Payload(link, m, c, Ic[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]], p,
                    float(np.linalg.eigvalsh(pseudo_inertia(p))[0]))
 
 

@@ -34,7 +34,7 @@ import numpy as np
 
 from ..dynamics import gravity_torques
 from ..dynamics.regressor import regressor
-from .identification import link_parameter_map
+from .identification import condition_number, link_parameter_map
 
 MARGIN = 0.05                   # rad (m; at most a tenth of the range): kept from each limit
 RANK_TOLERANCE = 1e-3           # of the largest singular value, columns scaled to unit norm
@@ -71,7 +71,7 @@ def fit(model, link, Q, r, rows=None):
     r = np.atleast_2d(np.asarray(r, dtype=float))
     rows = np.arange(model.n) if rows is None else np.asarray(rows, dtype=np.int64)
     A, b = A[:, rows].reshape(-1, 4), -r[:, rows].ravel()
-    cond = _condition(A)
+    cond = condition_number(A)
     if not cond < 1.0 / RANK_TOLERANCE:
         raise ValueError(f'the poses do not determine a payload on {link} (condition number '
                          f'{cond:.3g}): gravity must point in different directions in its frame')
@@ -80,14 +80,6 @@ def fit(model, link, Q, r, rows=None):
     m = float(x[0])
     com = x[1:] / m if m > 0 else np.zeros(3)
     return PayloadFit(link, m, com, residual, float(np.sqrt(np.mean(b ** 2))), len(Q), cond)
-
-
-def _condition(A):
-    norms = np.linalg.norm(A, axis=0)
-    if np.any(norms == 0):
-        return np.inf
-    s = np.linalg.svd(A / norms, compute_uv=False)
-    return float(s[0] / s[-1]) if s[-1] > 0 else np.inf
 
 
 def wrist_joints(model, link, commanded):
@@ -142,7 +134,7 @@ def poses(model, q0, link, commanded, amplitude, effort_limits=None, max_poses=8
             refused.append('effort limits')
             continue
         chosen.append(q)
-        if len(chosen) >= 4 and _condition(
+        if len(chosen) >= 4 and condition_number(
                 static_regressor(model, link, chosen)[:, commanded].reshape(-1, 4)) \
                 < 1.0 / RANK_TOLERANCE:
             return np.array(chosen)

@@ -91,6 +91,18 @@ def mcI(m, c, Ic):
     return I
 
 
+def com_inertia(I):  # noqa: E741
+    """
+    Return (m, c, Ic) of a spatial inertia about a body's origin: the inverse of ``mcI``.
+
+    Mass, centre of mass and the inertia about the centre of mass (zeros c for a massless body).
+    """
+    m = float(I[5, 5])
+    h = np.array([I[2, 4], I[0, 5], I[1, 3]])
+    c = h / m if m > 0 else np.zeros(3)
+    return m, c, I[:3, :3] - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+
+
 def _origin(element):
     """(R, p) of a URDF <origin>, identity when absent."""
     if element is None:

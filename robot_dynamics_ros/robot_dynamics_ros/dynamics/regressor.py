@@ -36,7 +36,6 @@ from numba import njit
 from .algorithms import _states
 from .kernels import _check, _check_batch, _model, _row, _sig, _view, _ws_rnea, entry_point, \
     split_data
-from .model import mcI
 from .spatial import Xmotion, XTforce, crm_add, dot6, jcalc
 
 _inline = njit(cache=True, inline='always', fastmath={'contract'})
@@ -236,23 +235,23 @@ def parameter_names(model, joint_columns=True):
 
 
 def spatial_inertia(p):
-    """Return the 6x6 spatial inertia (about the frame origin) of 10 inertial parameters."""
-    m, h = p[0], np.asarray(p[1:4])
-    Ibar = np.array([[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]])
-    c = h / m if m > 0 else np.zeros(3)
-    # mcI wants the inertia about the CoM: Ibar = Ic + m cx cx^T
-    return mcI(m, c, Ibar - _cross_sq(m, c)) if m > 0 else _massless(Ibar)
+    """
+    Return the 6x6 spatial inertia [Ibar hx; hx^T m1] (about the frame origin) of 10 parameters.
 
-
-def _cross_sq(m, c):
-    C = np.array([[0.0, -c[2], c[1]], [c[2], 0.0, -c[0]], [-c[1], c[0], 0.0]])
-    return m * C @ C.T
-
-
-def _massless(Ibar):
+    Linear in them (Featherstone eq. 2.63 with h = m c): defined for any p, consistent or not.
+    """
+    m, h = p[0], p[1:4]
+    H = np.array([[0.0, -h[2], h[1]], [h[2], 0.0, -h[0]], [-h[1], h[0], 0.0]])
     out = np.zeros((6, 6))
-    out[:3, :3] = Ibar
+    out[:3, :3] = [[p[4], p[5], p[7]], [p[5], p[6], p[8]], [p[7], p[8], p[9]]]
+    out[:3, 3:], out[3:, :3], out[3:, 3:] = H, H.T, m * np.eye(3)
     return out
+
+
+def inertia_parameters(I):  # noqa: E741
+    """Return the 10 parameters of a spatial inertia about the frame origin (the inverse)."""
+    return np.array([I[5, 5], I[2, 4], I[0, 5], I[1, 3], I[0, 0], I[0, 1], I[1, 1], I[0, 2],
+                     I[1, 2], I[2, 2]])
 
 
 def with_parameters(model, pi):

@@ -23,8 +23,9 @@ window; the fit gives the mass and centre of mass on the link (on top of the con
 payload); the arm returns to where it was; with ``apply`` the payload parameters are set and the
 efforts fade into the new model's (bumpless, as after a description change).
 
-The call runs on a thread of the node's main executor (a reentrant callback group), not on the
-control loop's: commands go on while it waits. It refuses, saying why and leaving the arm where
+The call runs on a side node of the controller (``<name>_services``, two threads of its own: a
+second call is answered while one runs), neither on the main executor nor on the control loop's:
+commands go on while it waits. It refuses, saying why and leaving the arm where
 it is: no observer, a trajectory running, a collision reaction, an unknown link, poses that do
 not determine the payload, joint_states stale, another estimate running; and after the sequence,
 a negative mass or a residual that says the arm was disturbed.
@@ -36,6 +37,7 @@ import numpy as np
 from rclpy.parameter import Parameter
 
 from ..control import payload_estimation as pe
+from ..dynamics.model import com_inertia, mcI
 
 DEFAULT_AMPLITUDE = 0.5         # rad (m)
 MOVE_TIME = 1.0                 # s per move between poses (quintic, rest to rest)
@@ -270,13 +272,9 @@ class PayloadService:
                           f'{fit.link} (one payload link): set payload.mass to 0 first')
         ixx, ixy, ixz, iyy, iyz, izz = (np.asarray(v['payload.inertia'], dtype=float)
                                         if m0 > 0 else np.zeros(6))
-        m = m0 + fit.mass
-        c = (m0 * c0 + fit.mass * fit.com) / m
         I0 = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
-
-        def shift(mass, d):
-            return mass * (np.dot(d, d) * np.eye(3) - np.outer(d, d))
-        Ic = I0 + shift(m0, c0 - c) + shift(fit.mass, fit.com - c)
+        # the two rigid bodies together (the estimate a point mass), in the link's frame
+        m, c, Ic = com_inertia(mcI(m0, c0, I0) + mcI(fit.mass, fit.com, np.zeros((3, 3))))
         # under the node's lock throughout: no command of the new model may go out before the
         # fade from the last one of the old model is set up (the control loop waits meanwhile)
         with node.lock:

@@ -44,6 +44,7 @@ import numpy as np
 
 from ..control.identification import DEFAULT_CUTOFF, IdentificationError
 from ..dynamics import RobotModel, load_description
+from ..dynamics.model import com_inertia
 
 WIDTH = 100
 EPSILON = 0.01          # rad/s: the controller's default friction_velocity_epsilon
@@ -216,11 +217,7 @@ def corrected_description(xml, model, identified):
         if body >= 0:
             merged.setdefault(body, []).append(link)
     for i, (_, _, child) in enumerate(model.urdf_joints):
-        I = identified.I[i]  # noqa: E741
-        m = float(I[5, 5])
-        h = np.array([I[2, 4], I[0, 5], I[1, 3]])
-        c = h / m if m > 0 else np.zeros(3)
-        Ic = I[:3, :3] - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
+        m, c, Ic = com_inertia(identified.I[i])
         for link in merged.get(i, []):
             for old in links[link].findall('inertial'):
                 links[link].remove(old)
