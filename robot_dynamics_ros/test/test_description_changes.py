@@ -174,8 +174,14 @@ def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):
         window = loop.torques[commands - 1:]
         loop.spin_sim(2.0)
         q = loop.positions(mark - 1)
-        steps = np.abs(np.diff(q, axis=0)).max()
-        assert steps < 0.02, f'a jump of {steps} rad between two joint_states (at 500 Hz)'
+        # between joint states one step apart (stamps 1 ms apart: this node may miss some under
+        # load, and a jump across a gap it missed is not the arm's; CI saw 0.034 rad across one)
+        t = np.array([s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec
+                      for s in loop.states[mark - 1:]])
+        consecutive = np.diff(t) <= 1.5e-3
+        assert consecutive.sum() > 0.8 * len(consecutive), (consecutive.sum(), len(consecutive))
+        steps = np.abs(np.diff(q, axis=0))[consecutive].max()
+        assert steps < 0.02, f'a jump of {steps} rad between two consecutive joint_states'
         # the efforts fade from the old model's into the new one's: the change (1 kg more on
         # link2: its gravity torque at the pose of the change) would be one step of several N m;
         # no step between two commands is larger than those of the motion before it by half that
