@@ -39,3 +39,25 @@ def test_every_stop_is_clean_and_quick():
     summary, failures = run_cycles(12, hogs=2, urdf=urdf, seed=7)
     assert not failures, '\n'.join(failures)
     assert summary['stops'] == 24 and summary['max_exit_s'] < EXIT_WITHIN, summary
+
+
+def test_an_executor_is_not_built_on_a_context_a_signal_shut_down():
+    # a signal between rclpy.init and spin: rclpy's Executor.__init__ raises on the dead context
+    # and its __del__ then printed "Exception ignored ... no attribute '_sigint_gc'" (CI, once)
+    import gc
+
+    import rclpy
+    from robot_dynamics_ros.nodes.common import _executor
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    assert _executor(context) is not None
+    context.try_shutdown()
+    unraisable = []
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    try:
+        assert _executor(context) is None and _executor(context, threads=2) is None
+        gc.collect()
+    finally:
+        sys.unraisablehook = hook
+    assert not unraisable, [u.exc_value for u in unraisable]

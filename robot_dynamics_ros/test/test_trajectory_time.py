@@ -55,8 +55,14 @@ class StampedPeer(Peer):
         msg = JointState(name=list(names), position=[float(x) for x in q],
                          velocity=[float(x) for x in qd])
         t = self.state_stamp
-        msg.header.stamp.sec, msg.header.stamp.nanosec = int(t), int(round((t - int(t)) * 1e9))
+        if t is not None:
+            msg.header.stamp.sec = int(t)
+            msg.header.stamp.nanosec = int(round((t - int(t)) * 1e9))
         self.js_pub.publish(msg)
+
+
+def stamp(msg):
+    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
 
 
 @pytest.mark.parametrize('lags, sampled_at', [((0.05, 0.2), 'stamp'), ((100.0, 100.0), 'clock')])
@@ -67,8 +73,14 @@ def test_the_trajectory_is_sampled_at_the_states_stamp(ros, tmp_path, lags, samp
     peer = StampedPeer(f'stamped_peer_{int(lags[0])}')
     try:
         clock = T0
-        peer.sim_time, peer.state_stamp = clock, clock + lags[0]
+        peer.sim_time = clock
         peer.state = (['joint1', 'joint2'], START, [0.0, 0.0])
+        # unstamped states first: the node stamps its answers with its clock, so an answer at T0
+        # shows it has /clock (a CI run sent the trajectory before: timed at 0, desired = START)
+        assert peer.spin_until(lambda: any(abs(stamp(m) - clock) < 1e-6 for m in peer.torques),
+                               20), proc.log()
+        peer.state_stamp = clock + lags[0]
+        peer.torques.clear()
         assert peer.spin_until(lambda: len(peer.torques) > 5, 20), proc.log()
         msg = JointTrajectory(joint_names=['joint1', 'joint2'])
         msg.points = [JointTrajectoryPoint(positions=GOAL.tolist(), velocities=[0.0, 0.0],
@@ -81,13 +93,22 @@ def test_the_trajectory_is_sampled_at_the_states_stamp(ros, tmp_path, lags, samp
         peer.sim_time = peer.state_stamp - lags[1]
         peer.torques.clear()
 
-        def newest_at_state():
-            return any(abs(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
-                           - peer.state_stamp) < 1e-6 for m in peer.torques)
-        assert peer.spin_until(newest_at_state, 10), proc.log()[-1500:]
-        desired = np.array(peer.torques[-1].position)
         into = 0.4 if sampled_at == 'stamp' else peer.sim_time - clock
         expected = quintic(START, GOAL, 2.0, np.array([into]))[0][0]
+
+        def at_state():
+            return [m for m in peer.torques if abs(stamp(m) - peer.state_stamp) < 1e-6]
+        if sampled_at == 'stamp':
+            # the first answer to the new state: its stamp alone times it, whatever the clock
+            assert peer.spin_until(lambda: at_state(), 10), proc.log()[-1500:]
+            desired = np.array(at_state()[0].position)
+        else:
+            # by the clock, which comes through another callback than the states: the answers
+            # follow it once it has arrived (before: the old clock, the trajectory's start)
+            peer.spin_until(lambda: any(np.allclose(m.position, expected, rtol=0, atol=1e-9)
+                                        for m in at_state()), 10)
+            assert at_state(), proc.log()[-1500:]
+            desired = np.array(at_state()[-1].position)
         np.testing.assert_allclose(desired, expected, atol=1e-9)
         warned = 'timing the trajectory by the clock' in proc.log()
         assert warned == (sampled_at == 'clock'), proc.log()[-1500:]

@@ -307,6 +307,29 @@ SHUTDOWN_POLL = 0.2
 LOOP_JOIN = 2.0         # s the control-loop thread has to leave its callback at shutdown
 
 
+class _SingleThreadedExecutor(SingleThreadedExecutor):
+    # rclpy's Executor.__del__ (7.1 and 9.1) reads _sigint_gc, which __init__ sets last: an
+    # executor whose __init__ failed because a signal had shut the context down meanwhile
+    # printed "Exception ignored in Executor.__del__ ... no attribute '_sigint_gc'" on Ctrl-C
+    # during start-up (fresh-clone CI). The class attribute is what a half-built one then reads.
+    _sigint_gc = None
+
+
+class _MultiThreadedExecutor(MultiThreadedExecutor):
+    _sigint_gc = None       # see _SingleThreadedExecutor
+
+
+def _executor(context, threads=1):
+    """Return an executor on ``context``, or None when the context is down (or goes down)."""
+    try:
+        return (_SingleThreadedExecutor(context=context) if threads == 1 else
+                _MultiThreadedExecutor(num_threads=threads, context=context))
+    except RCLError:
+        if context.ok():
+            raise                   # a real error; else a signal came first
+        return None
+
+
 def spin(node):
     """
     Spin ``node`` until the context shuts down; its ``loop_node`` (if any) on a second executor.
@@ -328,7 +351,9 @@ def spin(node):
     thread had left gave the InvalidHandle traceback seen on some Ctrl-Cs.
     """
     context = node.context
-    main = SingleThreadedExecutor(context=context)
+    main = _executor(context)
+    if main is None:
+        return                      # a signal during start-up: nothing to spin
     main.add_node(node)
     # side nodes, each on an executor of its own in a thread: the control loop (one thread), and
     # services that take seconds (``service_node``: two threads, so that a second request is
@@ -337,10 +362,9 @@ def spin(node):
     for attr, what, threads in (('loop_node', 'control loop', 1),
                                 ('service_node', 'long services', 2)):
         side = getattr(node, attr, None)
-        if side is None:
-            continue
-        executor = (SingleThreadedExecutor(context=context) if threads == 1 else
-                    MultiThreadedExecutor(num_threads=threads, context=context))
+        executor = None if side is None else _executor(context, threads)
+        if executor is None:
+            continue                # no such node, or the context is down: teardown below
         executor.add_node(side)
         thread = threading.Thread(target=_spin_loop, args=(executor,), name=what, daemon=True)
         thread.start()
