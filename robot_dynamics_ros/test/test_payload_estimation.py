@@ -65,6 +65,12 @@ def test_the_planned_poses_give_the_payload_back(arm):
     rng = np.random.default_rng(1)
     noisy = pe.fit(model, link, Q, r + rng.normal(scale=0.01, size=r.shape), commanded)
     assert abs(noisy.mass - m) < 0.03 * m and np.abs(noisy.com - c).max() < 5e-3, noisy
+    # a model with 2.5 kg configured where the arm carries 1.5 kg: -1 kg at the same place
+    heavy = model.with_payload(link, 2.5, c)
+    less = pe.fit(heavy, link, Q, gravity_torques(heavy, Q) - gravity_torques(loaded, Q),
+                  commanded)
+    assert abs(less.mass + 1.0) < 1e-9 and np.allclose(less.com, c, atol=1e-9), less
+    np.testing.assert_allclose(less.first_moment, -1.0 * c, atol=1e-9)
 
 
 def test_poses_that_cannot_see_the_payload_are_refused():

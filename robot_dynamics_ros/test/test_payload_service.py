@@ -21,12 +21,17 @@ controller holds it by computed torque and is asked.
 On ur5 and panda: a 1.5 kg payload 3-8 cm off the flange found within 3 % in mass and 5 mm in
 position, the whole call under 10 s, and after ``apply`` the hold error at least 5x smaller.
 Refusals: an unknown link, a link no commanded joint moves, a trajectory running, a second call
-while one runs, the arm pushed during the sequence, the observer disabled.
+while one runs, the arm pushed during the sequence, the observer disabled, computed torque off,
+stale joint_states, a collision reaction active, a payload that would weigh less than nothing. A
+configured payload heavier than the real one is corrected (an estimate below zero on top).
 """
 import os
+import re
+import signal
 import threading
 import time
 from types import SimpleNamespace
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
@@ -238,5 +243,74 @@ def test_no_observer_or_no_computed_torque_no_estimate(tmp_path, args, why):
         assert rig.estimate.wait_for_service(timeout_sec=20)
         res = rig.call()
         assert not res.success and why in res.message, res.message
+    finally:
+        rig.close()
+
+
+def test_stale_states_and_an_active_collision_reaction_are_refused(tmp_path):
+    # thresholds above what the unmodelled payload itself shows on the observer at rest
+    rig = Rig(tmp_path, 'ur5', 'stalecoll', '-p', 'collision.thresholds:=[25.0]')
+    try:
+        rig.ready()
+        rig.sim.proc.send_signal(signal.SIGSTOP)        # the simulator frozen: no joint_states
+        try:
+            time.sleep(0.5)
+            res = rig.call(rig.link)
+        finally:
+            rig.sim.proc.send_signal(signal.SIGCONT)
+        assert not res.success and 'stale' in res.message, res.message
+        time.sleep(1.5)
+        wrench = Wrench()
+        wrench.force.x = 200.0          # a hard shove on the flange: a collision, the arm held
+        assert rig.push.wait_for_service(timeout_sec=10)
+        rig.push.call_async(ApplyWrench.Request(link=rig.link, wrench=wrench, duration=0.3))
+        assert rig.ctrl.wait_log('collision: external torques', 10), rig.ctrl.log()[-2000:]
+        time.sleep(0.5)
+        res = rig.call(rig.link)
+        assert not res.success and 'collision reaction (hold) is active' in res.message, \
+            res.message
+    finally:
+        rig.close()
+
+
+def heavier_wrist(tmp_path, kg):
+    """Write the ur5 description with ``kg`` more on wrist_3_link (at its CoM); its path."""
+    xml = open(os.path.join(erd_root(), ROBOTS['ur5'])).read()
+    root = ET.fromstring(xml)
+    mass = root.find("link[@name='wrist_3_link']/inertial/mass")
+    mass.set('value', repr(float(mass.get('value')) + kg))
+    path = tmp_path / 'heavier.urdf'
+    path.write_text(ET.tostring(root, encoding='unicode'))
+    return path
+
+
+def test_a_description_heavier_than_the_arm_is_refused(tmp_path):
+    # the controller's wrist 3 kg heavier than the simulated arm's, which carries 1.5 kg: the
+    # payload on tool0 comes out near -1.5 kg, which no payload weighs
+    rig = Rig(tmp_path, 'ur5', 'heavier', '-p', f'urdf_file:={heavier_wrist(tmp_path, 3.0)}')
+    try:
+        rig.ready()
+        res = rig.call(rig.link, apply=True)
+        assert not res.success and 'heavier than the arm' in res.message, res.message
+        assert 'applied' not in rig.ctrl.log()
+    finally:
+        rig.close()
+
+
+def test_a_configured_payload_too_heavy_is_corrected(tmp_path):
+    # 2.5 kg configured where the arm carries 1.5 kg: the estimate is -1 kg on top, applied
+    rig = Rig(tmp_path, 'ur5', 'tooheavy', '-p', 'payload.link:=tool0', '-p',
+              'payload.mass:=2.5', '-p', f'payload.com:={ros_list(PAYLOAD.com)}')
+    try:
+        rig.ready()
+        res = rig.call(rig.link, apply=True)
+        assert res.success, res.message
+        assert abs(res.mass - (PAYLOAD.mass - 2.5)) < 0.03 * PAYLOAD.mass, res.message
+        # the 1 kg taken away sat where both payloads have their centre of mass
+        com = np.array([res.com.x, res.com.y, res.com.z])
+        assert np.abs(com - PAYLOAD.com).max() < 5e-3, res.message
+        print(res.message)
+        applied = float(re.search(r'applied: payload.mass (\S+) kg', res.message).group(1))
+        assert abs(applied - PAYLOAD.mass) < 0.03 * PAYLOAD.mass, res.message
     finally:
         rig.close()

@@ -52,8 +52,9 @@ def static_regressor(model, link, Q):
 @dataclass
 class PayloadFit:
     link: str
-    mass: float
-    com: np.ndarray                 # m, link frame
+    mass: float                     # kg; below zero when the configured payload is too heavy
+    com: np.ndarray                 # m, link frame (zero when the mass is)
+    first_moment: np.ndarray        # mass * com (kg m): defined for any mass
     residual: float                 # N m, RMS of the fit over the rows used
     torque: float                   # N m, RMS of the estimates fitted (what the payload explains)
     poses: int
@@ -78,8 +79,9 @@ def fit(model, link, Q, r, rows=None):
     x, *_ = np.linalg.lstsq(A, b, rcond=None)
     residual = float(np.sqrt(np.mean((A @ x - b) ** 2)))
     m = float(x[0])
-    com = x[1:] / m if m > 0 else np.zeros(3)
-    return PayloadFit(link, m, com, residual, float(np.sqrt(np.mean(b ** 2))), len(Q), cond)
+    com = x[1:] / m if m != 0 else np.zeros(3)
+    return PayloadFit(link, m, com, x[1:].copy(), residual, float(np.sqrt(np.mean(b ** 2))),
+                      len(Q), cond)
 
 
 def wrist_joints(model, link, commanded):

@@ -252,11 +252,16 @@ class PayloadService:
             self.samples.append((q.copy(), r.copy()))
 
     # ---- after -------------------------------------------------------------------------------
-    @staticmethod
-    def _judge(fit):
-        if not fit.mass > 0:
-            raise Refused(f'the fit gives a mass of {fit.mass:.3g} kg: no payload, or the arm '
-                          f'was disturbed (touched?) during the estimate')
+    def _judge(self, fit):
+        # the estimate is on top of the configured payload: below zero is right when that one
+        # is too heavy, wrong only when the two together weigh nothing or less
+        v = self.node.values
+        configured = float(v['payload.mass']) if v['payload.link'] == fit.link else 0.0
+        if not configured + fit.mass > 0:
+            on_top = f' on top of the configured {configured:.3g} kg' if configured else ''
+            raise Refused(f'the fit gives {fit.mass:.3g} kg{on_top}: no payload, a description '
+                          f'heavier than the arm around {fit.link}, or the arm was disturbed '
+                          f'(touched?) during the estimate')
         if fit.residual > 0.05 + DISTURBED * fit.torque:
             raise Refused(f'the fit leaves {fit.residual:.3g} N m RMS of the {fit.torque:.3g} N m '
                           f'it explains: the arm was disturbed (touched?) during the estimate, or '
@@ -275,6 +280,12 @@ class PayloadService:
         I0 = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
         # the two rigid bodies together (the estimate a point mass), in the link's frame
         m, c, Ic = com_inertia(mcI(m0, c0, I0) + mcI(fit.mass, fit.com, np.zeros((3, 3))))
+        kept = ''
+        if np.linalg.eigvalsh(Ic)[0] < 0:
+            # an estimate below zero (the configured payload too heavy) is not a body: with it
+            # the sum's inertia can be negative; at rest no inertia shows, so the configured
+            # one (about its centre of mass) is kept, at the new centre of mass
+            Ic, kept = I0, ' (payload.inertia kept: at rest the estimate does not see it)'
         # under the node's lock throughout: no command of the new model may go out before the
         # fade from the last one of the old model is set up (the control loop waits meanwhile)
         with node.lock:
@@ -291,4 +302,4 @@ class PayloadService:
                 raise Refused(f'not applied: {failed[0]}')
             if last is not None and node.out is not None and len(last) == len(node.out.command):
                 node.bump = [last, None]        # the efforts fade into the new model's
-        return f'applied: payload.mass {m:.4g} kg on {fit.link}'
+        return f'applied: payload.mass {m:.4g} kg on {fit.link}{kept}'
