@@ -22,6 +22,9 @@ test writes what it receives on joint_states and the controller's ~/torques into
 serialized messages as received, as ``ros2 bag record`` does); ``robot-dynamics identify`` reads
 it and writes the corrected description and params file; the controller restarted with them must
 follow a quintic motion with an RMS error at least 3x smaller than with the URDF.
+
+And ``identify --payload`` agrees with the controller's ``~/estimate_payload`` on the same arm
+(within 3 % in mass and 5 mm in position, each within that of the truth).
 """
 import os
 import subprocess
@@ -206,3 +209,53 @@ def test_identify_from_a_recorded_bag_then_track_better(tmp_path, arm):
     print(arm, 'tracking RMS (rad):', errors)
     assert np.sqrt(np.mean(errors['corrected'] ** 2)) * 3 <= \
         np.sqrt(np.mean(errors['nominal'] ** 2)), errors
+
+
+def test_the_offline_payload_agrees_with_the_service(tmp_path):
+    """
+    ``identify --payload`` on a recorded excitation and ``~/estimate_payload``, on one arm.
+
+    The simulator carries 1.5 kg at (3, -2, 6) cm on tool0 that the controller's ur5 lacks; the
+    bag's efforts are the simulator's own (joint_states effort: what it applied, as a real arm
+    reports its measured efforts).
+    """
+    import yaml
+    from types import SimpleNamespace
+    from robot_dynamics_msgs.srv import EstimatePayload
+    from robot_dynamics_ros.tools.identify import with_payload_link
+    nominal_urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    nominal = RobotModel.from_urdf_file(nominal_urdf)
+    payload = SimpleNamespace(link='tool0', mass=1.5, com=np.array([0.03, -0.02, 0.06]),
+                              inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
+    true_urdf = tmp_path / 'true.urdf'
+    true_urdf.write_text(with_payload_link(open(nominal_urdf).read(), payload))
+    ex = optimise(nominal, base_parameters(nominal), base_frequency=1 / DURATION)
+    t, q, qd, qdd = ex.trajectory.waypoints(DURATION, WAYPOINT_RATE)
+    ns = 'payload_agree'
+    rig = Rig(tmp_path, 'agree', ns, true_urdf, np.zeros(nominal.n), q[0], nominal_urdf)
+    estimate = rig.node.create_client(EstimatePayload, f'{CONTROLLER}/estimate_payload')
+    try:
+        start = rig.run(trajectory_msg(nominal.joint_names, t, q, qd, qdd), after=1.0)
+        bag = str(tmp_path / 'bag')
+        rig.write_bag(bag, start, start + DURATION)
+        assert estimate.wait_for_service(timeout_sec=10)
+        future = estimate.call_async(EstimatePayload.Request(link='tool0'))
+        assert rig.spin_until(future.done, 60)
+        online = future.result()
+        assert online.success, online.message
+    finally:
+        rig.stop()
+    r = subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.tools.cli', 'identify',
+                        '--urdf', nominal_urdf, bag, '--topic', f'/{ns}/joint_states',
+                        '--payload', 'tool0', '--report', str(tmp_path / 'r.yaml')],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    offline = yaml.safe_load((tmp_path / 'r.yaml').read_text())['payload']
+    on_com, off_com = np.array([online.com.x, online.com.y, online.com.z]), offline['com']
+    print(f'service {online.mass:.4f} kg at {np.round(100 * on_com, 2)} cm, identify '
+          f'{offline["mass"]:.4f} kg at {np.round(100 * np.array(off_com), 2)} cm')
+    assert abs(online.mass - offline['mass']) < 0.03 * payload.mass
+    assert np.abs(on_com - off_com).max() < 5e-3
+    for mass, com in ((online.mass, on_com), (offline['mass'], off_com)):
+        assert abs(mass - payload.mass) < 0.03 * payload.mass
+        assert np.abs(com - payload.com).max() < 5e-3
