@@ -314,3 +314,19 @@ def test_a_configured_payload_too_heavy_is_corrected(tmp_path):
         assert abs(applied - PAYLOAD.mass) < 0.03 * PAYLOAD.mass, res.message
     finally:
         rig.close()
+
+
+def test_an_estimate_still_converging_is_not_steady():
+    from robot_dynamics_ros.nodes.payload_service import _drift
+    rng = np.random.default_rng(0)
+    t = np.linspace(0.0, 0.25, 250)[:, None]
+    noise = rng.normal(scale=0.05, size=(250, 3))
+    # converged: noise alone (drift within three standard errors), or held constant
+    drift, allowed = _drift(np.array([9.7, 7.4, 1.7]) + noise)
+    assert drift <= allowed, (drift, allowed)
+    drift, allowed = _drift(np.tile([9.7, 7.4, 1.7], (250, 1)))
+    assert drift == 0.0 and allowed > 0.0
+    # still converging: a step of 6 N m decaying with 80 ms, slower than 1/K_O = 20 ms, as over
+    # DDS on a starved machine where the observer holds over late joint_states
+    drift, allowed = _drift(np.array([9.7, 7.4, 1.7]) - 6.0 * np.exp(-(t + 0.05) / 0.08))
+    assert drift > allowed, (drift, allowed)
