@@ -24,6 +24,7 @@ import pytest
 
 from robot_dynamics_ros.control import payload_estimation as pe
 from robot_dynamics_ros.dynamics import RobotModel, gravity_torques
+from robot_dynamics_ros.dynamics.model import inertia_matrix, inertia_six
 
 from conftest import robot_urdf
 
@@ -87,3 +88,11 @@ def test_poses_that_cannot_see_the_payload_are_refused():
     near[5] = hi[5] - 0.2
     Q = pe.poses(model, near, link, list(range(6)), 0.5)
     assert np.all(Q[:, 5] <= hi[5] - pe.MARGIN + 1e-12)
+
+
+def test_six_inertia_numbers_and_the_matrix_are_one_order():
+    six = np.array([0.01, -0.002, 0.003, 0.02, -0.004, 0.03])      # ixx ixy ixz iyy iyz izz
+    I = inertia_matrix(six)  # noqa: E741
+    np.testing.assert_array_equal(I, I.T)
+    assert I[0, 1] == -0.002 and I[0, 2] == 0.003 and I[1, 2] == -0.004
+    np.testing.assert_array_equal(inertia_six(I), six)

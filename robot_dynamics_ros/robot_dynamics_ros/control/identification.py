@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..dynamics import rnea
-from ..dynamics.model import com_inertia
+from ..dynamics.model import com_inertia, inertia_six
 from ..dynamics.regressor import (inertia_parameters, inertial_parameters, parameter_names,
                                   parameters, regressor, spatial_inertia)
 
@@ -545,7 +545,7 @@ def payload(model, samples, link, epsilon):
     _solve(cp.Problem(cp.Minimize(cp.sum_squares(R @ x - z)), [_pseudo_inertia_expr(x) >> 0]))
     p = np.array(x.value)
     m, c, Ic = com_inertia(spatial_inertia(p))
-    return Payload(link, m, c, Ic[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]], p,
+    return Payload(link, m, c, inertia_six(Ic), p,
                    float(np.linalg.eigvalsh(pseudo_inertia(p))[0]))
 
 

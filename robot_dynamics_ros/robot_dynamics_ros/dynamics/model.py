@@ -103,6 +103,17 @@ def com_inertia(I):  # noqa: E741
     return m, c, I[:3, :3] - m * (np.dot(c, c) * np.eye(3) - np.outer(c, c))
 
 
+def inertia_matrix(six):
+    """Return the symmetric 3x3 inertia of (ixx, ixy, ixz, iyy, iyz, izz): the URDF's order."""
+    ixx, ixy, ixz, iyy, iyz, izz = six
+    return np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]], dtype=float)
+
+
+def inertia_six(I):  # noqa: E741
+    """Return (ixx, ixy, ixz, iyy, iyz, izz) of a symmetric 3x3 inertia (``inertia_matrix``)."""
+    return np.asarray(I, dtype=float)[[0, 0, 0, 1, 1, 2], [0, 1, 2, 1, 2, 2]]
+
+
 def _origin(element):
     """(R, p) of a URDF <origin>, identity when absent."""
     if element is None:
@@ -313,8 +324,7 @@ class RobotModel:
             raise ValueError(f'payload mass must be a finite number >= 0, got {mass}')
         if c.shape != (3,) or inertia.shape != (6,):
             raise ValueError('payload com needs 3 numbers and inertia 6 (ixx ixy ixz iyy iyz izz)')
-        ixx, ixy, ixz, iyy, iyz, izz = inertia
-        Ic = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        Ic = inertia_matrix(inertia)
         if _check_psd(Ic, 'payload inertia')[1]:
             raise ValueError(f'payload inertia is not positive semi-definite: {inertia.tolist()}')
         I = self.I.copy()  # noqa: E741

@@ -37,7 +37,7 @@ import numpy as np
 from rclpy.parameter import Parameter
 
 from ..control import payload_estimation as pe
-from ..dynamics.model import com_inertia, mcI
+from ..dynamics.model import com_inertia, inertia_matrix, inertia_six, mcI
 
 DEFAULT_AMPLITUDE = 0.5         # rad (m)
 MOVE_TIME = 1.0                 # s per move between poses (quintic, rest to rest)
@@ -338,9 +338,7 @@ class PayloadService:
         if m0 > 0 and v['payload.link'] not in ('', fit.link):
             raise Refused(f'not applied: payload.link is {v["payload.link"]}, the estimate is on '
                           f'{fit.link} (one payload link): set payload.mass to 0 first')
-        ixx, ixy, ixz, iyy, iyz, izz = (np.asarray(v['payload.inertia'], dtype=float)
-                                        if m0 > 0 else np.zeros(6))
-        I0 = np.array([[ixx, ixy, ixz], [ixy, iyy, iyz], [ixz, iyz, izz]])
+        I0 = inertia_matrix(v['payload.inertia'] if m0 > 0 else np.zeros(6))
         # the two rigid bodies together (the estimate a point mass), in the link's frame
         m, c, Ic = com_inertia(mcI(m0, c0, I0) + mcI(fit.mass, fit.com, np.zeros((3, 3))))
         kept = ''
@@ -357,9 +355,7 @@ class PayloadService:
                 Parameter('payload.link', value=fit.link),
                 Parameter('payload.mass', value=float(m)),
                 Parameter('payload.com', value=[float(x) for x in c]),
-                Parameter('payload.inertia', value=[float(Ic[0, 0]), float(Ic[0, 1]),
-                                                    float(Ic[0, 2]), float(Ic[1, 1]),
-                                                    float(Ic[1, 2]), float(Ic[2, 2])])])
+                Parameter('payload.inertia', value=inertia_six(Ic).tolist())])
             failed = [r.reason for r in results if not r.successful]
             if failed:
                 raise Refused(f'not applied: {failed[0]}')
