@@ -52,6 +52,11 @@ class Refused(Exception):
     """The estimate cannot go on; the message says why."""
 
 
+def _speed(ctrl):
+    """Return the largest speed of the commanded joints (rad/s, m/s)."""
+    return float(np.abs(ctrl.qd[ctrl.cmd]).max())
+
+
 def _drift(r):
     """
     Return (drift, allowed) of estimates r (K, n) over a window, in N m.
@@ -135,9 +140,9 @@ class PayloadService:
         now = node._time(node.get_clock().now())
         if ctrl.trajectory is not None and now < ctrl.trajectory[0].end_time:
             raise Refused('a trajectory is running: call it when the arm is at rest')
-        if np.abs(ctrl.qd[ctrl.cmd]).max() > AT_REST:
-            raise Refused(f'the arm is moving (|qd| up to {np.abs(ctrl.qd[ctrl.cmd]).max():.3f}'
-                          f' rad/s): call it when the arm is at rest')
+        if _speed(ctrl) > AT_REST:
+            raise Refused(f'the arm is moving (|qd| up to {_speed(ctrl):.3f} rad/s): call it '
+                          f'when the arm is at rest')
         model = ctrl.model
         link = req.link or node.values['payload.link'] or self._last_link(ctrl)
         if link not in model.link_names:
@@ -215,39 +220,47 @@ class PayloadService:
             ctrl.set_trajectory(names, times, *tables, start_time=now, now=now, q=ctrl.q,
                                 qd=ctrl.qd)
             ours = ctrl.trajectory
-        deadline = time.monotonic() + MOVE_TIME + 5.0
-        while True:
-            time.sleep(0.01)
-            with node.lock:
-                self._check(ctrl)
-                if ctrl.trajectory is not ours:
-                    raise Refused('another trajectory arrived during the estimate')
-                done = node._time(node.get_clock().now()) >= ours[0].end_time + SETTLE
-                rest = np.abs(ctrl.qd[ctrl.cmd]).max() <= AT_REST
-            if done and rest:
-                return
-            if time.monotonic() > deadline:
-                raise Refused('the arm did not come to rest at a pose of the sequence (held '
-                              'back, or touched?)')
+
+        def there():
+            if ctrl.trajectory is not ours:
+                raise Refused('another trajectory arrived during the estimate')
+            return (node._time(node.get_clock().now()) >= ours[0].end_time + SETTLE
+                    and _speed(ctrl) <= AT_REST)
+        self._wait(ctrl, there, 'the arm did not come to rest at a pose of the sequence (held '
+                                'back, or touched?)')
 
     def _settle(self, ctrl):
         """Wait until the arm has been at rest for SETTLE s (node time), as after a move."""
         node = self.node
-        deadline = time.monotonic() + MOVE_TIME + 5.0
         since = None
+
+        def rested():
+            nonlocal since
+            now = node._time(node.get_clock().now())
+            if _speed(ctrl) > AT_REST:
+                since = None
+            elif since is None:
+                since = now
+            return since is not None and now - since >= SETTLE
+        self._wait(ctrl, rested, 'the arm did not come to rest where the estimate was called '
+                                 '(held back, or touched?)')
+
+    def _wait(self, ctrl, ready, why):
+        """
+        Poll ``ready()`` every 10 ms under the node's lock until it is true.
+
+        Each poll first checks that the estimate can go on (``_check``); Refused(why) after
+        MOVE_TIME + 5 s.
+        """
+        node = self.node
+        deadline = time.monotonic() + MOVE_TIME + 5.0
         while True:
             with node.lock:
                 self._check(ctrl)
-                now = node._time(node.get_clock().now())
-                if np.abs(ctrl.qd[ctrl.cmd]).max() > AT_REST:
-                    since = None
-                elif since is None:
-                    since = now
-                if since is not None and now - since >= SETTLE:
+                if ready():
                     return
             if time.monotonic() > deadline:
-                raise Refused('the arm did not come to rest where the estimate was called '
-                              '(held back, or touched?)')
+                raise Refused(why)
             time.sleep(0.01)
 
     def _collect(self, ctrl):
