@@ -38,6 +38,16 @@ PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # robot_
 CONFIG = os.path.join(PACKAGE, 'config')
 
 
+def seconds(stamp):
+    """Return a builtin_interfaces Time or Duration in seconds."""
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
+def ros_list(values):
+    """Return numbers as a ROS parameter list on the command line: ``[0.1, -0.2]``."""
+    return '[' + ', '.join(repr(float(v)) for v in values) + ']'
+
+
 def call_service(node, client, request, timeout=20.0):
     """
     Call a service, asking again every 2 s until it answers.

@@ -36,7 +36,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
-from ros_harness import NodeProcess  # noqa: E402
+from ros_harness import NodeProcess, seconds  # noqa: E402
 
 START = np.array([np.pi / 2, -np.pi])          # the 2R arm's <ros2_control> initial values
 with open(example_urdf('planar_2r'), encoding='utf-8') as f:
@@ -123,7 +123,7 @@ def command_steps(torques, period=1e-3):
 
     Consecutive: joint states one simulation step apart (their stamps, simulated time).
     """
-    t = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for m in torques])
+    t = np.array([seconds(m.header.stamp) for m in torques])
     effort = np.array([m.effort for m in torques])
     consecutive = np.diff(t) <= 1.5 * period
     steps = np.abs(np.diff(effort, axis=0)).max(axis=1)[consecutive]
@@ -177,8 +177,7 @@ def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):
         q = loop.positions(mark - 1)
         # between joint states one step apart (stamps 1 ms apart: this node may miss some under
         # load, and a jump across a gap it missed is not the arm's; CI saw 0.034 rad across one)
-        t = np.array([s.header.stamp.sec + 1e-9 * s.header.stamp.nanosec
-                      for s in loop.states[mark - 1:]])
+        t = np.array([seconds(s.header.stamp) for s in loop.states[mark - 1:]])
         consecutive = np.diff(t) <= 1.5e-3
         assert consecutive.sum() > 0.8 * len(consecutive), (consecutive.sum(), len(consecutive))
         steps = np.abs(np.diff(q, axis=0))[consecutive].max()

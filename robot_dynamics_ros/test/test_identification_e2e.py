@@ -48,7 +48,7 @@ from robot_dynamics_ros.tools.identify import WAYPOINT_RATE, corrected_descripti
 
 from conftest import ROBOTS, erd_root  # noqa: E402
 from identification_data import true_arm  # noqa: E402
-from ros_harness import NodeProcess  # noqa: E402
+from ros_harness import NodeProcess, ros_list, seconds  # noqa: E402
 
 DURATION = 10.0         # s: one period of the excitation at 0.1 Hz
 CONTROLLER = 'inverse_dynamics_controller'
@@ -59,14 +59,6 @@ def ros():
     rclpy.init()
     yield
     rclpy.shutdown()
-
-
-def seconds(stamp):
-    return stamp.sec + 1e-9 * stamp.nanosec
-
-
-def ros_list(values):
-    return '[' + ', '.join(repr(float(v)) for v in values) + ']'
 
 
 def trajectory_msg(names, t, q, qd=None, qdd=None):

@@ -47,7 +47,7 @@ from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
 from robot_dynamics_ros.tools.identify import with_payload_link  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import NodeProcess  # noqa: E402
+from ros_harness import NodeProcess, ros_list  # noqa: E402
 
 PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
                           inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
@@ -60,10 +60,6 @@ def ros():
     rclpy.init()
     yield
     rclpy.shutdown()
-
-
-def ros_list(values):
-    return '[' + ', '.join(repr(float(v)) for v in values) + ']'
 
 
 class Rig:

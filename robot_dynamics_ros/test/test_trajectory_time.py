@@ -33,7 +33,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from robot_dynamics_ros.control.trajectory import quintic  # noqa: E402
 from robot_dynamics_ros.dynamics import example_urdf  # noqa: E402
 
-from ros_harness import NodeProcess, Peer  # noqa: E402
+from ros_harness import NodeProcess, Peer, seconds  # noqa: E402
 
 T0 = 500.0
 START, GOAL = np.array([0.3, -0.6]), np.array([0.8, -0.1])
@@ -61,10 +61,6 @@ class StampedPeer(Peer):
         self.js_pub.publish(msg)
 
 
-def stamp(msg):
-    return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
-
-
 @pytest.mark.parametrize('lags, sampled_at', [((0.05, 0.2), 'stamp'), ((100.0, 100.0), 'clock')])
 def test_the_trajectory_is_sampled_at_the_states_stamp(ros, tmp_path, lags, sampled_at):
     proc = NodeProcess('feedforward_node', [
@@ -77,8 +73,8 @@ def test_the_trajectory_is_sampled_at_the_states_stamp(ros, tmp_path, lags, samp
         peer.state = (['joint1', 'joint2'], START, [0.0, 0.0])
         # unstamped states first: the node stamps its answers with its clock, so an answer at T0
         # shows it has /clock (a CI run sent the trajectory before: timed at 0, desired = START)
-        assert peer.spin_until(lambda: any(abs(stamp(m) - clock) < 1e-6 for m in peer.torques),
-                               20), proc.log()
+        assert peer.spin_until(lambda: any(abs(seconds(m.header.stamp) - clock) < 1e-6
+                                           for m in peer.torques), 20), proc.log()
         peer.state_stamp = clock + lags[0]
         peer.torques.clear()
         assert peer.spin_until(lambda: len(peer.torques) > 5, 20), proc.log()
@@ -97,7 +93,8 @@ def test_the_trajectory_is_sampled_at_the_states_stamp(ros, tmp_path, lags, samp
         expected = quintic(START, GOAL, 2.0, np.array([into]))[0][0]
 
         def at_state():
-            return [m for m in peer.torques if abs(stamp(m) - peer.state_stamp) < 1e-6]
+            return [m for m in peer.torques
+                    if abs(seconds(m.header.stamp) - peer.state_stamp) < 1e-6]
         if sampled_at == 'stamp':
             # the first answer to the new state: its stamp alone times it, whatever the clock
             assert peer.spin_until(lambda: at_state(), 10), proc.log()[-1500:]
