@@ -17,10 +17,12 @@ Speed of the dynamics core against Pinocchio, measured in the same run.
 
     bash scripts/dev.sh run python bench/bench_dynamics.py [--quick]
 
-Per robot (ur5, panda, talos_reduced): per-call time of rnea, aba, crba, gravity_torques and
-coriolis_matrix, both called from Python, next to Pinocchio's (pin.rnea, pin.aba, pin.crba,
-pin.computeGeneralizedGravity, pin.computeCoriolisMatrix) and the ratio ours/Pinocchio; batch
-rnea per point (K = 1000) against
+Per robot (ur5, panda, talos_reduced): per-call time of rnea, aba, crba, gravity_torques,
+coriolis_matrix and frame_jacobian (local_world_aligned, of the tool frame; allocating its result,
+and into a given ``out`` as a control loop calls it), both called from Python, next to
+Pinocchio's (pin.rnea, pin.aba, pin.crba, pin.computeGeneralizedGravity,
+pin.computeCoriolisMatrix, pin.computeFrameJacobian) and the ratio ours/Pinocchio; batch rnea per
+point (K = 1000) against
 a Python loop over pin.rnea and against pin.rneaInParallel (ours runs on one thread). Then the
 cold compile time of every kernel (fresh numba cache) and the time a second process with a warm
 cache takes from its start to its first torque. Each time is the best of several repeats of many
@@ -39,8 +41,8 @@ import timeit
 import numpy as np
 import pinocchio as pin
 
-from robot_dynamics_ros.dynamics import (RobotModel, aba, coriolis_matrix, crba, gravity_torques,
-                                         rnea)
+from robot_dynamics_ros.dynamics import (RobotModel, aba, coriolis_matrix, crba, frame_jacobian,
+                                         gravity_torques, rnea)
 
 from benchlib import read_urdf
 
@@ -49,10 +51,11 @@ ROBOTS = {
     'panda': 'panda_description/urdf/panda.urdf',
     'talos_reduced': 'talos_data/robots/talos_reduced.urdf',
 }
+FRAMES = {'ur5': 'tool0', 'panda': 'panda_hand', 'talos_reduced': 'gripper_left_base_link'}
 TARGETS = {  # ratio ours / Pinocchio, from the performance issue
     ('rnea', 'ur5'): 1.0, ('rnea', 'panda'): 1.0, ('rnea', 'talos_reduced'): 0.6,
     'aba': 1.0, 'crba': 1.2, 'gravity': 1.2, 'batch': 0.35,
-    'coriolis_matrix': 1.2,
+    'coriolis_matrix': 1.2, ('frame_jacobian', 'ur5'): 1.0, ('frame_jacobian', 'panda'): 1.0,
 }
 
 
@@ -86,6 +89,10 @@ def bench_robot(name, number, repeat, K):
     pv, pa, pt = (np.zeros(pm.nv) for _ in range(3))
     pv[perm], pa[perm], pt[perm] = qd, qdd, tau
     assert np.allclose(rnea(m, q, qd, qdd), pin.rnea(pm, pd, pq, pv, pa)[perm])
+    frame, J = FRAMES[name], np.empty((6, m.n))
+    fid = pm.getFrameId(frame, pin.BODY)
+    assert np.allclose(frame_jacobian(m, q, frame), pin.computeFrameJacobian(
+        pm, pd, pq, fid, pin.LOCAL_WORLD_ALIGNED)[:, perm])
 
     rows = []
     pairs = [
@@ -96,6 +103,10 @@ def bench_robot(name, number, repeat, K):
          lambda: pin.computeGeneralizedGravity(pm, pd, pq)),
         ('coriolis_matrix', lambda: coriolis_matrix(m, q, qd),
          lambda: pin.computeCoriolisMatrix(pm, pd, pq, pv)),
+        (f'frame_jacobian {frame}', lambda: frame_jacobian(m, q, frame),
+         lambda: pin.computeFrameJacobian(pm, pd, pq, fid, pin.LOCAL_WORLD_ALIGNED)),
+        (f'frame_jacobian {frame} out=J', lambda: frame_jacobian(m, q, frame, out=J),
+         lambda: pin.computeFrameJacobian(pm, pd, pq, fid, pin.LOCAL_WORLD_ALIGNED)),
     ]
     for fn_name, ours, theirs in pairs:
         ours(), theirs()
@@ -105,7 +116,8 @@ def bench_robot(name, number, repeat, K):
             t_ours.append(per_call(ours, number, 1))
             t_pin.append(per_call(theirs, number, 1))
         t_o, t_p = min(t_ours), min(t_pin)
-        target = TARGETS.get((fn_name, name), TARGETS.get(fn_name))
+        key = fn_name.split()[0]
+        target = TARGETS.get((key, name), TARGETS.get(key))
         rows.append((name, fn_name, t_o, t_p, t_o / t_p, target))
 
     # batch rnea, K points

@@ -28,7 +28,8 @@ import pinocchio as pin
 import pytest
 
 from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, coriolis_matrix, crba,
-                                         example_urdf, gravity_torques, momentum,
+                                         example_urdf, frame_bias_acceleration, frame_jacobian,
+                                         frame_placement, gravity_torques, momentum,
                                          momentum_and_beta, rnea)
 
 from conftest import erd_root
@@ -129,6 +130,7 @@ def test_every_algorithm_matches_pinocchio(rel):
         assert rel_err(p, M @ qd) <= RTOL, 'momentum_and_beta p'
         beta_ref = oracle.gravity(q) - C_ref.T @ qd
         assert np.abs(beta - beta_ref).max() <= RTOL * max(np.abs(beta_ref).max(), scale), 'beta'
+        frames_match_pinocchio(model, oracle, q, qd)
         tau = rng.normal(size=model.n)
         ref = oracle.aba(q, qd, tau)
         if model.massless_joints:
@@ -238,3 +240,26 @@ def test_malformed_elements_dynamics_reads_still_raise(bad, match):
     broken = stacked.replace('<mass value="5.0"/>', bad, 1)
     with pytest.raises(ValueError, match=match):
         RobotModel.from_urdf(broken)
+
+
+def frames_match_pinocchio(model, oracle, q, qd):
+    """Every link frame, every reference: placement, Jacobian, classical acceleration."""
+    pm, pd = oracle.pm, oracle.pd
+    pq, pv = oracle.q(q), oracle.v(qd)
+    pin.forwardKinematics(pm, pd, pq, pv, np.zeros(pm.nv))
+    pin.updateFramePlacements(pm, pd)
+    pin.computeJointJacobians(pm, pd, pq)
+    assert set(model.frames) == {f.name for f in pm.frames if f.type == pin.BODY}
+    for frame in model.frames:
+        fid = pm.getFrameId(frame, pin.BODY)
+        T = pd.oMf[fid].homogeneous
+        assert np.abs(frame_placement(model, q, frame) - T).max() <= 1e-12 * max(
+            1.0, np.abs(T).max()), f'placement of {frame}'
+        for name, ref in (('world', pin.WORLD), ('local', pin.LOCAL),
+                          ('local_world_aligned', pin.LOCAL_WORLD_ALIGNED)):
+            J = pin.getFrameJacobian(pm, pd, fid, ref)[:, oracle.idx_v]
+            assert np.abs(frame_jacobian(model, q, frame, name) - J).max() <= 1e-12 * max(
+                1.0, np.abs(J).max()), f'{name} Jacobian of {frame}'
+            a = pin.getFrameClassicalAcceleration(pm, pd, fid, ref).vector
+            assert np.abs(frame_bias_acceleration(model, q, qd, frame, name) - a).max() <= \
+                1e-12 * max(1.0, np.abs(a).max()), f'{name} bias acceleration of {frame}'

@@ -23,12 +23,15 @@ No ROS import here; usable as a plain library::
 """
 from .algorithms import (aba, bias_torques, coriolis_matrix, crba, gravity_torques, momentum,
                          momentum_and_beta, rnea)
+from .frames import (dynamically_consistent_inverse, frame_bias_acceleration, frame_jacobian,
+                     frame_placement, operational_space_inertia)
 from .kernels import compile_kernels
 from .model import PRISMATIC, REVOLUTE, RobotModel, mcI, plux
 from .urdf import load_description, parse_xacro_args
 
 __all__ = ['RobotModel', 'rnea', 'gravity_torques', 'bias_torques', 'crba', 'aba', 'warmup',
-           'compile_kernels',
+           'compile_kernels', 'frame_placement', 'frame_jacobian', 'frame_bias_acceleration',
+           'operational_space_inertia', 'dynamically_consistent_inverse',
            'coriolis_matrix', 'momentum', 'momentum_and_beta',
            'REVOLUTE', 'PRISMATIC', 'mcI', 'plux', 'example_urdf', 'load_description',
            'parse_xacro_args']
@@ -57,3 +60,7 @@ def warmup():
         crba(model, q)
         aba(model, q, q, tau)
         aba(model, q, q, tau, f_ext={'link2': np.ones(shape[:-1] + (6,))})
+        frame_placement(model, q, 'link2')
+        frame_jacobian(model, q, 'link2')
+    q = np.full(n, 0.1)
+    frame_bias_acceleration(model, q, q, 'link2')

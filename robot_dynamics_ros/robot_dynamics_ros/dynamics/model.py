@@ -240,6 +240,7 @@ class RobotModel:
         self._link_body = dict(link_body)
         self._link_X = {k: _frozen(np.asarray(v, dtype=float)) for k, v in link_X.items()}
         self.link_names = tuple(self._link_body)
+        self._frames = {}       # (link, reference) -> the frame kernels' ``descriptor``
         self.position_limits = _frozen(np.asarray(position_limits, dtype=float).reshape(n, 2))
         self.velocity_limits = _frozen(np.asarray(velocity_limits, dtype=float).reshape(n))
         self.effort_limits = _frozen(np.asarray(effort_limits, dtype=float).reshape(n))
@@ -297,6 +298,22 @@ class RobotModel:
             return self._link_body[link], self._link_X[link]
         except KeyError:
             raise KeyError(f'link "{link}" is not in {self.name}') from None
+
+    @property
+    def frames(self):
+        """Every URDF link, each a frame (those merged through fixed joints included)."""
+        return self.link_names
+
+    def frame(self, link):
+        """
+        (body index or -1, 4x3 [E; r]) of a frame, as the frame kernels take it.
+
+        E rotates body coordinates into the frame's, r is the frame's origin in the body frame.
+        """
+        body, X = self.link_frame(link)
+        E = X[:3, :3]
+        rx = -E.T @ X[3:, :3]                   # X = [E 0; -E rx E]
+        return body, np.ascontiguousarray(np.vstack([E, [rx[2, 1], rx[0, 2], rx[1, 0]]]))
 
     def copy(self):
         """Return a model with the same data and its own workspace (one per thread)."""

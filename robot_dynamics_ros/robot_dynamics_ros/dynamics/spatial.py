@@ -130,7 +130,8 @@ def jcalc(Xup, jtype, axis, q, Xtree):
     if jtype >= 2:
         # about axis a = x, y or z: E_J = rot_a(+-q)^T leaves row a of Etree and turns rows b, d
         a = int(jtype) - 2
-        b, d = (a + 1) % 3, (a + 2) % 3
+        b = a + 1 if a < 2 else 0               # (a + 1) % 3 without an integer division
+        d = b + 1 if b < 2 else 0
         c, s = math.cos(q), math.sin(q) * axis[a]
         for k in range(3):
             xb, xd = Etree[b, k], Etree[d, k]
