@@ -320,3 +320,11 @@ def test_robot_dynamics_launch_refuses_wrong_arguments(tmp_path):
         r = subprocess.run([executable('robot-dynamics'), 'launch', *words], capture_output=True,
                            text=True, timeout=60)
         assert r.returncode == 2 and message in r.stderr, (words, r.stderr)
+
+
+def test_the_start_pose_text_says_the_simulators_margin():
+    """The launch argument's text is written out (launch files do not import numba): checked."""
+    from robot_dynamics_ros.nodes.launch_setup import simulation_arguments
+    from robot_dynamics_ros.simulation import START_MARGIN
+    text = dict((a[0], a[2]) for a in simulation_arguments())['initial_positions']
+    assert f'{START_MARGIN:.0%} of the range inside the limits' in text

@@ -280,18 +280,20 @@ def test_the_simulator_starts_any_arm_inside_its_limits(ros, tmp_path):
     """
     Start without initial_positions.
 
-    Panda (no <ros2_control>) starts at zero clamped into its limits (joint4's range is [-3.07,
-    -0.07]); the 2R arm at its <ros2_control> initial values.
+    Panda (no <ros2_control>) starts at zero clamped to 10 % of the range inside its limits
+    (joint4's range is [-3.07, -0.07]: -0.37, off its stop); the 2R arm at its <ros2_control>
+    initial values.
     """
     from conftest import ROBOTS, erd_root
     panda = os.path.join(erd_root(), ROBOTS['panda'])
     model = RobotModel.from_urdf_file(panda)
-    zero = np.clip(np.zeros(model.n), model.position_limits[:, 0], model.position_limits[:, 1])
-    assert zero[3] < 0
+    lo, hi = model.position_limits.T
+    zero = np.clip(np.zeros(model.n), lo + 0.1 * (hi - lo), hi - 0.1 * (hi - lo))
+    assert zero[3] == pytest.approx(-0.07 - 0.3, abs=0.01)
     for urdf, expect, why in [
             (example_urdf('planar_2r'), [1.5708, -3.1416],
              'the initial_value of the <ros2_control> position state'),
-            (panda, np.round(zero, 4).tolist(), 'zero clamped into the joint limits')]:
+            (panda, np.round(zero, 4).tolist(), 'zero clamped to 10% of the range inside')]:
         proc = NodeProcess('simulator_node', ['-r', '__ns:=/anyarm', '-p', f'urdf_file:={urdf}'],
                            tmp_path / 'anyarm.log')
         node = rclpy.create_node('anyarm_peer', namespace='/anyarm')

@@ -34,7 +34,7 @@ from numba.core import caching
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = os.path.dirname(_HERE) + os.sep          # robot_dynamics_ros/ (installed or source)
-CORE = ('kernels.py', 'spatial.py', 'frames.py')
+CORE = ('kernels.py', 'spatial.py', 'frames.py', 'linalg.py')
 
 
 @functools.lru_cache(maxsize=None)

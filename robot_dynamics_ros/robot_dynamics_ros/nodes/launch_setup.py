@@ -94,7 +94,8 @@ def simulation_arguments():
         ('mode', '', "override the params file's mode (computed_torque) when given"),
         ('initial_positions', '',
          'start pose, a list in joints order (rad, m), e.g. "[0.5, -0.3]"; empty: the '
-         "description's <ros2_control> initial values, else zero clamped into the limits"),
+         "description's <ros2_control> initial values, else zero clamped to 10% of the "
+         'range inside the limits'),
         ('params_file', share('config', 'simulation.yaml'),
          'parameters of both nodes (the source of truth)'),
         ('namespace', '', 'namespace of both nodes (and of their relative topics)'),

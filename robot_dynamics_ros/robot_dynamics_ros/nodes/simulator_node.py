@@ -41,7 +41,7 @@ from std_srvs.srv import SetBool, Trigger
 
 from ..control import default_joints, shared_joints
 from ..dynamics import PRISMATIC
-from ..simulation import INTEGRATORS, SimulationDiverged, Simulator, initial_pose
+from ..simulation import INTEGRATORS, START_MARGIN, SimulationDiverged, Simulator, initial_pose
 from .common import (DESCRIPTION_QOS, FILE_PARAMETERS, DescriptionSource, Throttle,
                      coerce_numbers, declare, file_description, run_node, usage)
 from .launch_setup import SIMULATOR
@@ -57,7 +57,9 @@ PARAMETERS = {
                             'blocks, else every movable joint in model order)', True),
     'initial_positions': ('float[]', [], 'start and reset positions in joints order (empty: the '
                                          'initial_value of the <ros2_control> position state '
-                                         'interfaces, else zero clamped into the limits)', False),
+                                         'interfaces, else zero clamped to '
+                                         f'{START_MARGIN:.0%} of the range inside the limits: '
+                                         'off the stops)', False),
     'timestep': (float, 0.001, 'integration step (s)', True),
     'integrator': (str, 'semi_implicit_euler', f'one of {", ".join(INTEGRATORS)}', True),
     'publish_rate': (float, 500.0, 'joint_states rate (Hz of simulated time)', True),

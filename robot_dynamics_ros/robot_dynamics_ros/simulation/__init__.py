@@ -17,6 +17,8 @@ Forward-dynamics simulation (ABA) without ROS: integration, friction, joint limi
 
 Calls ``dynamics``; imports no ROS (``nodes/simulator_node.py`` is its ROS adapter).
 """
-from .simulator import INTEGRATORS, SimulationDiverged, Simulator, initial_pose
+from .simulator import (INTEGRATORS, START_MARGIN, SimulationDiverged, Simulator, initial_pose,
+                        start_pose)
 
-__all__ = ['Simulator', 'SimulationDiverged', 'INTEGRATORS', 'initial_pose']
+__all__ = ['Simulator', 'SimulationDiverged', 'INTEGRATORS', 'initial_pose', 'start_pose',
+           'START_MARGIN']

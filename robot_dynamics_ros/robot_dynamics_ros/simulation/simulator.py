@@ -46,6 +46,7 @@ from numba import njit
 
 from ..dynamics import PRISMATIC
 from ..dynamics.kernels import FDab, HandC
+from ..dynamics.linalg import cholesky, cholesky_solve
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 
@@ -134,39 +135,6 @@ def _rk4(model, ws, f_ext, q, qd, applied, extra, damping, lower, upper, frictio
     return _checked(q_new, qd_new, lower, upper, vmax)
 
 
-@njit(cache=True)
-def _cholesky(A, k):
-    """Factor A[:k, :k] = L L^T in place (L in the lower triangle); False if not positive."""
-    for j in range(k):
-        s = A[j, j]
-        for m in range(j):
-            s -= A[j, m] * A[j, m]
-        if not s > 0.0:
-            return False
-        A[j, j] = np.sqrt(s)
-        for i in range(j + 1, k):
-            s = A[i, j]
-            for m in range(j):
-                s -= A[i, m] * A[j, m]
-            A[i, j] = s / A[j, j]
-    return True
-
-
-@njit(cache=True)
-def _cholesky_solve(L, b, k):
-    """b[:k] = (L L^T)^-1 b[:k] with the factor of ``_cholesky``."""
-    for i in range(k):
-        s = b[i]
-        for m in range(i):
-            s -= L[i, m] * b[m]
-        b[i] = s / L[i, i]
-    for i in range(k - 1, -1, -1):
-        s = b[i]
-        for m in range(i + 1, k):
-            s -= L[m, i] * b[m]
-        b[i] = s / L[i, i]
-
-
 STICKING, AT_LOWER, AT_UPPER, HELD, ACTIVE = 1, 2, 4, 8, 16
 
 
@@ -227,9 +195,9 @@ def _resting_torques(model, ws, f_ext, q, qd, tau, fc, fs, eps, lower, upper, fr
             x[a] = r[free[a]]
             for b in range(a + 1):
                 LF[a, b] = M[free[a], free[b]]
-        if nf and not _cholesky(LF, nf):
+        if nf and not cholesky(LF, nf):
             return -1
-        _cholesky_solve(LF, x, nf)
+        cholesky_solve(LF, x, nf)
         for a in range(nf):
             qdd[free[a]] = x[a]
         if k == 0:
@@ -269,11 +237,11 @@ def _resting_torques(model, ws, f_ext, q, qd, tau, fc, fs, eps, lower, upper, fr
                 for a in range(n):
                     for b in range(a + 1):
                         L[a, b] = M[a, b]
-                if not _cholesky(L, n):
+                if not cholesky(L, n):
                     return -1
                 factored = True
             qdd_free[:] = r
-            _cholesky_solve(L, qdd_free, n)
+            cholesky_solve(L, qdd_free, n)
             direction = qdd_free[j]
             if (kind[j] & AT_LOWER and direction < 0) or (kind[j] & AT_UPPER and direction > 0):
                 continue
@@ -325,12 +293,12 @@ def _impacts(model, ws, f_ext, q, qd, qd_new, lower, upper, dt, e, v, impulse, h
         v[i], impulse[i] = qd_new[i], 0.0
     M[:, :] = 0.0
     HandC(model, ws, q, qd, f_ext, M, C)
-    if not _cholesky(M, n):
+    if not cholesky(M, n):
         return -1
     for j in range(n):
         lam[:] = 0.0
         lam[j] = 1.0
-        _cholesky_solve(M, lam, n)
+        cholesky_solve(M, lam, n)
         Minv[:, j] = lam
     for _ in range(4 * n + 4):
         k = 0
@@ -346,8 +314,8 @@ def _impacts(model, ws, f_ext, q, qd, qd_new, lower, upper, dt, e, v, impulse, h
             lam[a] = -(1.0 + e) * qd_new[S[a]]
             for b in range(k):
                 A[a, b] = Minv[S[a], S[b]]
-        _cholesky(A, k)
-        _cholesky_solve(A, lam, k)
+        cholesky(A, k)
+        cholesky_solve(A, lam, k)
         drop, largest = -1, 0.0
         for a in range(k):
             pulling = lam[a] < 0 if is_lower[S[a]] else lam[a] > 0
@@ -704,11 +672,10 @@ def initial_pose(model, joints, initial_positions=()):
 
     ``initial_positions`` (in ``joints`` order) when given; else the ``initial_value`` of the
     position state interfaces in the description's ``<ros2_control>`` blocks (what ros2_control's
-    mock hardware starts at), for the joints that have one; else zero clamped into each joint's
-    position limits.
+    mock hardware starts at), for the joints that have one; else zero clamped to
+    ``START_MARGIN`` of the range inside each joint's limits (``start_pose``).
     """
-    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
-    q0 = np.clip(np.zeros(model.n), lo, hi)
+    q0 = start_pose(model)
     if len(initial_positions):
         if len(initial_positions) != len(joints):
             raise ValueError(f'initial_positions needs {len(joints)} values (one per joint of '
@@ -722,8 +689,27 @@ def initial_pose(model, joints, initial_positions=()):
         q0[model.index(j)] = v
     if initial:
         return q0, ('the initial_value of the <ros2_control> position state interfaces; zero '
-                    'clamped into the limits for the others')
-    return q0, 'zero clamped into the joint limits'
+                    f'clamped to {START_MARGIN:.0%} of the range inside the limits for the '
+                    'others')
+    return q0, f'zero clamped to {START_MARGIN:.0%} of the range inside the joint limits'
+
+
+# A start pose at zero clamped into the limits rests some arms on their stops (kinova on three,
+# panda's joint4 at 0.07 rad from its stop): a stop's reaction is an external torque to the
+# observer and a jolt to the first command. The default start keeps this share of each joint's
+# range away from either limit.
+START_MARGIN = 0.1
+
+
+def start_pose(model):
+    """
+    Zero clamped to ``START_MARGIN`` of the range inside each joint's position limits.
+
+    A joint with one infinite limit is clamped to its finite one (no range to take a share of).
+    """
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    span = np.where(np.isfinite(hi - lo), hi - lo, 0.0)
+    return np.clip(np.zeros(model.n), lo + START_MARGIN * span, hi - START_MARGIN * span)
 
 
 def _per_joint(values, n, what):
