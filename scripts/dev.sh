@@ -152,7 +152,8 @@ install_pkg() {
   ros_env
   "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d; d.warmup()
 from robot_dynamics_ros.control import observer  # declares the observer kernel of feedforward_node
-d.compile_kernels(["observer_step"])
+from robot_dynamics_ros.control import task_space  # declares the task-space kernel
+d.compile_kernels(["observer_step", "task_command"])
 from robot_dynamics_ros.simulation import Simulator
 s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])'
 }
