@@ -153,7 +153,7 @@ install_pkg() {
   "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d; d.warmup()
 from robot_dynamics_ros.control import observer  # declares the observer kernel of feedforward_node
 from robot_dynamics_ros.control import task_space  # declares the task-space kernel
-d.compile_kernels(["observer_step", "task_command"])
+d.compile_kernels(["observer_step", "task_command", "limit_command"])
 from robot_dynamics_ros.simulation import Simulator
 s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])'
 }

@@ -239,3 +239,19 @@ def test_a_stretched_out_ur5_gives_finite_bounded_torques(mode):
             assert np.all(np.isfinite(tau))
             # bounded: what K max_error and the damping can ask through J^T, and c + g
             assert np.abs(tau).max() < 2e3, tau
+
+
+def test_a_far_target_asks_at_most_k_max_error():
+    model, frame, cmd = arm('ur5', armature=0.0)
+    q = np.array(WORK_POSES['ur5'])
+    law = TaskSpaceLaw(model, cmd, frame, 'cartesian_impedance')
+    law.set_stiffness(K_DEFAULT)
+    law.set_max_error([0.05, 0.2])
+    T = frame_placement(model, q, frame)
+    law.set_target(T[:3, 3] + [0.0, 3.0, 4.0], Rotation.from_rotvec([0.0, 0.0, 2.5]).as_matrix()
+                   @ T[:3, :3])
+    law.torques(q, np.zeros(model.n))
+    assert np.linalg.norm(law.error[:3]) == pytest.approx(0.05)
+    assert np.allclose(law.error[:3] / 0.05, [0.0, 0.6, 0.8])       # the direction is kept
+    assert np.linalg.norm(law.error[3:]) == pytest.approx(0.2)
+    assert np.allclose(law.error[3:], [0.0, 0.0, 0.2])

@@ -17,8 +17,10 @@ Control laws without ROS: the inverse-dynamics controller, trajectories, the mom
 
 Calls ``dynamics``; imports no ROS (the nodes in ``nodes/`` translate messages into these calls).
 """
-from .controller import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints, payload_model,
-                         shared_joints, unknown_joint_keys)
+from .controller import (JOINT_MODES, MODES, TASK_DEFAULTS, TIMEOUT_BEHAVIOURS, Controller,
+                         default_joints, default_task_frame, payload_model, shared_joints,
+                         unknown_joint_keys)
+from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw
 from .observer import REACTIONS, MomentumObserver, over_threshold, per_joint
 from .feasibility import Feasibility, check as check_trajectory
 from .trajectory import JointTrajectory, quintic
@@ -26,4 +28,6 @@ from .trajectory import JointTrajectory, quintic
 __all__ = ['Controller', 'default_joints', 'payload_model', 'shared_joints', 'unknown_joint_keys',
            'MODES',
            'TIMEOUT_BEHAVIOURS', 'JointTrajectory', 'quintic', 'MomentumObserver',
-           'REACTIONS', 'over_threshold', 'per_joint', 'Feasibility', 'check_trajectory']
+           'REACTIONS', 'over_threshold', 'per_joint', 'Feasibility', 'check_trajectory',
+           'JOINT_MODES', 'TASK_MODES', 'TASK_DEFAULTS', 'PROJECTORS', 'TaskSpaceLaw',
+           'default_task_frame']

@@ -22,6 +22,10 @@ Modes:
 - ``feedforward``: tau = RNEA(q_d, qd_d, qdd_d) from the trajectory (g(q) when there is none)
 - ``computed_torque``: tau = M(q) (qdd_d + Kp (q_d - q) + Kd (qd_d - qd)) + c(q, qd) + g(q),
   one RNEA call; without a trajectory it holds the position it had when it started holding.
+- ``cartesian_impedance``, ``operational_space``: the task-space laws of ``task_space.py`` on the
+  frame ``task['frame']``, towards a target pose (the frame's pose when the mode became active
+  until one is set), with the nullspace holding a posture; their outputs change at most
+  ``max_torque_rate`` N m/s per joint, and a stiffness change ramps over ``STIFFNESS_RAMP``.
 ``hardware_compensates_gravity`` subtracts g(q) from the output. Outputs are clamped to the effort
 limits (URDF, overridable).
 """
@@ -32,10 +36,36 @@ import numpy as np
 
 from ..dynamics import bias_torques, gravity_torques, rnea
 from .feasibility import check as check_trajectory
+from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, _values, limit_command
 from .trajectory import JointTrajectory
 
-MODES = ('gravity', 'feedforward', 'computed_torque')
+MODES = ('gravity', 'feedforward', 'computed_torque') + TASK_MODES
+JOINT_MODES = MODES[:3]
+STIFFNESS_RAMP = 0.5     # s over which a change of task.stiffness takes effect (no torque jump)
+MAX_RATE_STEP = 0.01     # s: the torque-rate limit allows at most this long a step after a gap
+TWIST_GAP = 0.1          # s: successive target twists further apart give no target acceleration
+# what task= takes, with the defaults (the node's parameters task.* and nullspace.*)
+TASK_DEFAULTS = dict(frame='', stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0),
+                     damping_ratio=(1.0,), max_error=(0.05, 0.3), max_torque_rate=(1000.0,),
+                     nullspace_stiffness=(10.0,), nullspace_damping_ratio=(1.0,), posture=(),
+                     projector='dynamic')
 TIMEOUT_BEHAVIOURS = ('zero', 'gravity')
+
+
+def _ancestors(model, frame):
+    """Model indices of the joints that move ``frame``."""
+    out, i = [], model.frame(frame)[0]
+    while i >= 0:
+        out.append(i)
+        i = int(model.parent[i])
+    return out
+
+
+def _finite6(values, what):
+    a = np.asarray(values, dtype=float).ravel()
+    if a.shape != (6,) or not np.all(np.isfinite(a)):
+        raise ValueError(f'the {what} needs 6 finite numbers, got {a.tolist()}')
+    return a
 
 
 def _finite_vector(values, length, what):
@@ -85,6 +115,27 @@ def shared_joints(model, other):
     return np.array(mine, dtype=np.int64), np.array(theirs, dtype=np.int64)
 
 
+def default_task_frame(model, cmd):
+    """
+    Return the default task frame: the last link fixed to the deepest revolute commanded joint.
+
+    Deepest: the most commanded joints from the root to it (a gripper's prismatic fingers do not
+    count: panda's frame is panda_hand, not a finger); the last link in model order of those on
+    its body (ur5: tool0, after wrist_3_link and ee_link).
+    """
+    commanded = set(int(i) for i in cmd)
+
+    def depth(i):
+        d = 0
+        while i >= 0:
+            d += i in commanded
+            i = int(model.parent[i])
+        return d
+    revolute = [int(i) for i in cmd if model.jtype[i] == 0] or [int(i) for i in cmd]
+    body = max(revolute, key=lambda i: (depth(i), -i))
+    return [link for link in model.frames if model.frame(link)[0] == body][-1]
+
+
 def payload_model(model, payload):
     """
     Return the model to compute with.
@@ -111,7 +162,7 @@ class Controller:
     def __init__(self, model, *, joints=(), mode='gravity', kp=(100.0,), kd=(20.0,),
                  hardware_compensates_gravity=False, effort_limits=None, default_positions=None,
                  payload=None, armature=None, friction_compensation=0.0, damping=None,
-                 friction=None, friction_velocity_epsilon=0.01):
+                 friction=None, friction_velocity_epsilon=0.01, task=None):
         # the rotor inertias (armature) are part of the arm: with the payload on top
         self.base_model = model if armature is None or len(armature) == 0 else \
             model.with_armature(armature)
@@ -135,6 +186,14 @@ class Controller:
         self.set_friction_compensation(friction_compensation, damping, friction,
                                        friction_velocity_epsilon)
         self.reset_state()
+        self.law = None               # the TaskSpaceLaw of self.model, built on first use
+        self._law_posture = None      # the posture the law has
+        self._law_target = None       # the target the law has (its last field: changed since)
+        self.task_target = None       # [p, R, twist, acceleration, wrench, twist time]
+        self.posture = None           # the nullspace posture in use (commanded joints)
+        self.stiffness = None         # [from, to, since]: task stiffness, ramping
+        self.last_command = None      # (efforts, time) of the last command, for the rate limit
+        self.set_task(task)
         self.trajectory = None        # (JointTrajectory, model indices, q at arrival)
         self.hold = None              # q_d of computed_torque without a trajectory
         self.reaction = None          # after a collision: 'hold' or 'float' (see react)
@@ -151,7 +210,174 @@ class Controller:
             raise ValueError(f'mode must be one of {MODES}, got "{mode}"')
         if mode != self.mode:
             self.hold = None
+            if hasattr(self, 'task_target'):
+                self.task_target = None       # a task mode starts where the frame is
+                self.posture = None
         self.mode = mode
+
+    def set_task(self, task):
+        """
+        Configure the task modes (``TASK_DEFAULTS`` for what is not given); ValueError naming it.
+
+        Checked whatever the mode, so that a switch to a task mode cannot fail.
+        """
+        t = dict(TASK_DEFAULTS, **(task or {}))
+        unknown = set(t) - set(TASK_DEFAULTS)
+        if unknown:
+            raise ValueError(f'unknown task settings {sorted(unknown)}')
+        m, k = self.base_model, len(self.joints)
+        frame = t['frame'] or default_task_frame(m, self.cmd)
+        if frame not in m.frames:
+            raise ValueError(f'task.frame "{frame}" is not a link of {m.name}'
+                             + _suggest(frame, m.frames))
+        if m.frame(frame)[0] < 0 or not any(i in self.cmd for i in _ancestors(m, frame)):
+            raise ValueError(f'task.frame "{frame}" is not moved by any commanded joint')
+        stiffness = _values(t['stiffness'], 6, 'task.stiffness')
+        if len(t['stiffness']) != 6:
+            raise ValueError(f'task.stiffness needs 6 values (N/m x3, N m/rad x3), got '
+                             f'{list(t["stiffness"])}')
+        damping_ratio = _values(t['damping_ratio'], 6, 'task.damping_ratio')
+        max_error = _values(t['max_error'], 2, 'task.max_error', inf=True)
+        if len(t['max_error']) != 2 or np.any(max_error <= 0):
+            raise ValueError(f'task.max_error needs 2 values > 0 (m, rad), got '
+                             f'{list(t["max_error"])}')
+        rate = _values(t['max_torque_rate'], k, 'task.max_torque_rate', inf=True)
+        if np.any(rate <= 0):
+            raise ValueError(f'task.max_torque_rate must be > 0, got {rate.tolist()}')
+        kn = _values(t['nullspace_stiffness'], k, 'nullspace.stiffness')
+        zn = _values(t['nullspace_damping_ratio'], k, 'nullspace.damping_ratio')
+        posture = None if len(t['posture']) == 0 else \
+            _values(t['posture'], k, 'nullspace.posture', negative=True)
+        if t['projector'] not in PROJECTORS:
+            raise ValueError(f'nullspace.projector must be one of {PROJECTORS}, got '
+                             f'"{t["projector"]}"')
+        self.task = dict(frame=frame, stiffness=stiffness, damping_ratio=damping_ratio,
+                         max_error=max_error, max_torque_rate=rate, nullspace_stiffness=kn,
+                         nullspace_damping_ratio=zn, posture=posture, projector=t['projector'])
+        self.law = None
+
+    def take_task(self, other):
+        """
+        Carry the task state over from another Controller (a parameter change, a new model).
+
+        The target, the posture taken at activation and the stiffness where its ramp is (it
+        ramps from there to this controller's), the last command for the rate limit.
+        """
+        if other.mode not in TASK_MODES or self.mode not in TASK_MODES or \
+                other.task['frame'] != self.task['frame'] or other.joints != self.joints:
+            self.last_command = other.last_command if other.joints == self.joints else None
+            return
+        self.task_target = other.task_target
+        # the posture taken at activation, unless this controller is given one
+        self.posture = other.posture if self.task['posture'] is None else None
+        self.last_command = other.last_command
+        if other.stiffness is not None:
+            now = other.stiffness[2] + STIFFNESS_RAMP if other.last_command is None else \
+                other.last_command[1]
+            self.stiffness = [other._stiffness_at(now), self.task['stiffness'], now]
+
+    def task_pose(self):
+        """Return the task frame's pose (4x4) at the current state."""
+        from ..dynamics import frame_placement
+        return frame_placement(self.model, self.q, self.task['frame'])
+
+    def set_task_pose(self, position, quaternion):
+        """
+        Set the target pose: position (m) and orientation as a quaternion (x, y, z, w).
+
+        The quaternion is normalised; a zero or non-finite one is refused (ValueError), as is a
+        non-finite position. The target twist and wrench are kept.
+        """
+        p = np.asarray(position, dtype=float)
+        x, y, z, w = np.asarray(quaternion, dtype=float)
+        norm = math.sqrt(x * x + y * y + z * z + w * w)
+        if not np.all(np.isfinite(p)):
+            raise ValueError(f'the target position is not finite: {p.tolist()}')
+        if not math.isfinite(norm) or norm < 1e-6:
+            raise ValueError(f'the target orientation is not a rotation: quaternion '
+                             f'{[x, y, z, w]}')
+        x, y, z, w = x / norm, y / norm, z / norm, w / norm
+        R = np.array([[1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+                      [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+                      [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
+        target = self._target()
+        target[0], target[1], target[6] = p, R, True
+        return norm
+
+    def set_task_twist(self, twist, now):
+        """Set the target's velocity (6, root axes) at time ``now``; its change gives a_d."""
+        v = _finite6(twist, 'target twist')
+        target = self._target()
+        dt = now - target[5] if target[5] is not None else math.inf
+        target[3] = (v - target[2]) / dt if 0 < dt <= TWIST_GAP else np.zeros(6)
+        target[2], target[5], target[6] = v, now, True
+
+    def set_task_wrench(self, wrench):
+        """Set the feedforward wrench at the task frame's origin (6, root axes)."""
+        target = self._target()
+        target[4], target[6] = _finite6(wrench, 'target wrench'), True
+
+    def hold_task_target(self):
+        """Hold the target where it is: no target velocity or acceleration (a stream stopped)."""
+        if self.task_target is not None:
+            self.task_target[2], self.task_target[3] = np.zeros(6), np.zeros(6)
+            self.task_target[5], self.task_target[6] = None, True
+
+    def _target(self):
+        """
+        Return the task target, first set to the frame's current pose (activation).
+
+        [position, rotation, twist, acceleration, wrench, time of the twist, changed since the
+        law took it].
+        """
+        if self.task_target is None:
+            T = self.task_pose()
+            self.task_target = [T[:3, 3].copy(), T[:3, :3].copy(), np.zeros(6), np.zeros(6),
+                                np.zeros(6), None, True]
+        return self.task_target
+
+    def _stiffness_at(self, now):
+        K0, K1, since = self.stiffness
+        s = min(1.0, max(0.0, (now - since) / STIFFNESS_RAMP))
+        return K0 + (K1 - K0) * s
+
+    def _task_law(self):
+        """Return the TaskSpaceLaw, built for this controller's model and settings on first use."""
+        law = self.law
+        if law is None or law.mode != self.mode:
+            t = self.task
+            law = TaskSpaceLaw(self.model, self.cmd, t['frame'], self.mode)
+            law.set_damping_ratio(t['damping_ratio'])
+            law.set_max_error(t['max_error'])
+            law.set_limits(self.limits)
+            law.set_nullspace(t['nullspace_stiffness'], t['nullspace_damping_ratio'],
+                              np.zeros(len(self.cmd)), t['projector'])
+            self.law, self._law_posture, self._law_target = law, None, None
+        return law
+
+    def _task_torque(self, q, qd, now):
+        law = self._task_law()
+        t = self.task
+        target = self._target()
+        if self.posture is None:
+            self.posture = t['posture'] if t['posture'] is not None else q[self.cmd].copy()
+        if self._law_posture is not self.posture:
+            law.posture[:] = self._law_posture = self.posture
+        ramp = self.stiffness
+        if ramp is None or ramp[1] is not t['stiffness']:
+            self.stiffness = ramp = [t['stiffness'] if ramp is None else self._stiffness_at(now),
+                                     t['stiffness'], now]
+            law.stiffness[:] = ramp[0]
+        if ramp[0] is not ramp[1]:
+            law.stiffness[:] = self._stiffness_at(now)
+            if now - ramp[2] >= STIFFNESS_RAMP:
+                ramp[0] = ramp[1]
+        if self._law_target is not target or target[6]:     # copied when it changed
+            law.target_position[:], law.target_rotation[:] = target[0], target[1]
+            law.target_twist[:], law.target_acceleration[:] = target[2], target[3]
+            law.target_wrench[:] = target[4]
+            self._law_target, target[6] = target, False
+        return law.torques(q, qd).copy()
 
     def set_gains(self, kp, kd):
         k = len(self.joints)
@@ -226,6 +452,7 @@ class Controller:
                 raise ValueError(f'effort limit of {joint} must be > 0, got {value}')
             limits[self.base_model.index(joint)] = value
         self.limits = limits[self.cmd]
+        self.law = None                 # the task-space law clamps its nullspace torque to them
 
     def set_default_positions(self, defaults):
         """defaults: {joint: position} for joints that joint_states do not carry."""
@@ -245,6 +472,7 @@ class Controller:
         ValueError (naming the parameter) for a negative mass or a link not in the model.
         """
         self.model = payload_model(self.base_model, payload)
+        self.law = None                 # the task-space law is of the model
 
     # ---- inputs ----------------------------------------------------------------------------
     def update_state(self, names, positions, velocities, now):
@@ -422,15 +650,21 @@ class Controller:
         return q_, qd_, qdd_
 
     # ---- outputs ---------------------------------------------------------------------------
-    def full_torque(self, q, qd, t, des=None):
+    def full_torque(self, q, qd, t, des=None, now=0.0):
         """
         Compute torques for every model joint, before joint selection and clamping.
 
-        ``des``: the desired state at t when the caller has it already.
+        ``des``: the desired state at t when the caller has it already. ``now``: the time (s)
+        of the state, for the task modes' stiffness ramp.
         """
         m = self.model
         if self.reaction is not None:
             return self._reaction_torque(q, qd)
+        if self.mode in TASK_MODES:
+            tau = self._task_torque(q, qd, now)
+            if self.friction_scale:
+                tau += self.friction_torque(qd)
+            return tau - gravity_torques(m, q) if self.hardware_compensates_gravity else tau
         if des is None and self.mode != 'gravity':
             des = self.desired(t, q)
         # friction compensation: on the desired velocity along a trajectory, else the measured
@@ -460,12 +694,25 @@ class Controller:
             tau = rnea(m, q, qd, self.kp * (self.reaction_q - q) - self.kd * qd)
         return tau - g if self.hardware_compensates_gravity else tau
 
-    def command(self, q, qd, t, des=None):
-        """(efforts of the commanded joints, clamped to the limits; mask of clamped joints)."""
-        tau = self.full_torque(q, qd, t, des)[self.cmd]
-        clamped = np.abs(tau) > self.limits
-        if clamped.any():
-            tau = np.clip(tau, -self.limits, self.limits)
+    def command(self, q, qd, t, des=None, now=None):
+        """
+        Return (efforts of the commanded joints, clamped to the limits; mask of clamped joints).
+
+        ``now``: the time (s) of the state. In the task modes the efforts change by at most
+        ``max_torque_rate`` times the time since the last command (at most MAX_RATE_STEP).
+        """
+        full = self.full_torque(q, qd, t, des, 0.0 if now is None else now)
+        k = len(self.cmd)
+        tau, clamped = np.empty(k), np.empty(k, dtype=bool)
+        dt, last, rate = -1.0, tau, self.limits
+        if self.mode in TASK_MODES and now is not None and self.last_command is not None:
+            last, then = self.last_command
+            dt, rate = min(max(now - then, 0.0), MAX_RATE_STEP), self.task['max_torque_rate']
+        if full.dtype != np.float64 or not full.flags.c_contiguous:
+            full = np.ascontiguousarray(full, dtype=np.float64)
+        limit_command(full, self.cmd, self.limits, rate, dt, last, tau, clamped)
+        if now is not None:
+            self.last_command = (tau, now)
         return tau, clamped
 
     def timeout_command(self, behaviour, q):

@@ -273,6 +273,30 @@ def task_command(data, q, qd, F, P, X, W, tau):
     TaskLaw(model, ws, wc, q, qd, F, P, X, W, tau)
 
 
+@entry_point(types.boolean(_F1, types.Array(types.int64, 1, 'C'), _F1, _F1, types.float64, _F1,
+                           _F1, types.Array(types.boolean, 1, 'C')))
+def limit_command(tau, cmd, limits, rate, dt, last, out, clamped):
+    """
+    Write tau[cmd] into ``out``, clamped to +-limits (``clamped``), then within last +- rate dt.
+
+    ``dt`` < 0: no rate limit. Returns whether any joint was clamped. What Controller.command
+    does with numpy in ~4 us, in one compiled call.
+    """
+    any_clamped = False
+    for j in range(cmd.shape[0]):
+        x = tau[cmd[j]]
+        lim = limits[j]
+        clamped[j] = x > lim or x < -lim
+        if clamped[j]:
+            any_clamped = True
+            x = lim if x > lim else -lim
+        if dt >= 0.0:
+            step = rate[j] * dt
+            x = min(max(x, last[j] - step), last[j] + step)
+        out[j] = x
+    return any_clamped
+
+
 class TaskSpaceLaw:
     """
     The task-space law of one frame for the commanded joints ``cmd`` (model indices) of ``model``.
@@ -301,6 +325,14 @@ class TaskSpaceLaw:
         self.lambda_ = self.W[34:70].reshape(6, 6)
         o = 70 + n + n * n
         self.jacobian = self.W[o:o + 6 * n].reshape(6, n)
+        # views of P and X for a control loop's updates (no checks: set_* check)
+        lay = self._layout
+        self.stiffness = self.P[lay['K']:lay['K'] + 6]
+        self.posture = self.P[lay['posture']:lay['posture'] + k]
+        self.target_position, self.target_rotation = self.X[X_P:X_P + 3], \
+            self.X[X_R:X_R + 9].reshape(3, 3)
+        self.target_twist, self.target_acceleration, self.target_wrench = \
+            self.X[X_V:X_V + 6], self.X[X_A:X_A + 6], self.X[X_W:X_W + 6]
         self.set_frame(frame)
         self.set_mode(mode)
         self.set_stiffness([0.0] * 6)

@@ -38,6 +38,8 @@ bound along the lost direction; with ``mu`` it stays below 1/mu there (kg for tr
 for rotation: mu has the units of the inverse, 1/kg) and is unchanged (relative error ~mu times
 the largest eigenvalue of Lambda) elsewhere.
 """
+import math
+
 import numpy as np
 from numba import njit, types
 
@@ -369,3 +371,23 @@ def dynamically_consistent_inverse(model, q, frame, damping=DEFAULT_DAMPING):
     M = crba(model, q)
     MJ = np.linalg.solve(M, J.T)
     return MJ @ np.linalg.inv(J @ MJ + damping * np.eye(6))
+
+
+def quaternion(R):
+    """Return (x, y, z, w) of a rotation matrix (Shepperd's method: stable at any angle)."""
+    m00, m11, m22 = R[0, 0], R[1, 1], R[2, 2]
+    tr = m00 + m11 + m22
+    if tr > 0.0:
+        s = 2.0 * math.sqrt(tr + 1.0)
+        return ((R[2, 1] - R[1, 2]) / s, (R[0, 2] - R[2, 0]) / s, (R[1, 0] - R[0, 1]) / s,
+                0.25 * s)
+    if m00 >= m11 and m00 >= m22:
+        s = 2.0 * math.sqrt(1.0 + m00 - m11 - m22)
+        return (0.25 * s, (R[0, 1] + R[1, 0]) / s, (R[0, 2] + R[2, 0]) / s,
+                (R[2, 1] - R[1, 2]) / s)
+    if m11 >= m22:
+        s = 2.0 * math.sqrt(1.0 + m11 - m00 - m22)
+        return ((R[0, 1] + R[1, 0]) / s, 0.25 * s, (R[1, 2] + R[2, 1]) / s,
+                (R[0, 2] - R[2, 0]) / s)
+    s = 2.0 * math.sqrt(1.0 + m22 - m00 - m11)
+    return ((R[0, 2] + R[2, 0]) / s, (R[1, 2] + R[2, 1]) / s, 0.25 * s, (R[1, 0] - R[0, 1]) / s)

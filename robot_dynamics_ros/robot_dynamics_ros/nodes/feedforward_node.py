@@ -41,6 +41,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.time import Time
+from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 from robot_dynamics_msgs.msg import CollisionEvent
 from robot_dynamics_msgs.srv import CheckTrajectory, EstimatePayload, InverseDynamics
 from sensor_msgs.msg import JointState
@@ -48,10 +49,12 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
-from ..control import (MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints, payload_model,
-                       unknown_joint_keys)
+from ..control import (MODES, PROJECTORS, TASK_DEFAULTS, TASK_MODES, TIMEOUT_BEHAVIOURS,
+                       Controller, default_joints, payload_model, unknown_joint_keys)
 from ..control import REACTIONS, MomentumObserver, over_threshold, per_joint
+from ..control.task_space import SINGULARITY_DAMPING
 from ..dynamics import RobotModel, compile_kernels, gravity_torques
+from ..dynamics.frames import quaternion
 from ..dynamics.kernels import compile_in_background, load_cached
 from .common import (FILE_PARAMETERS, STARTED, DescriptionSource, Throttle, coerce_numbers,
                      declare, file_description, log_at, loop_node, run_node, side_node, usage)
@@ -137,17 +140,52 @@ PARAMETERS = {
     'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
                                 'diagonal: one for all or one per model joint (kg m^2; kg for '
                                 'prismatic joints; empty: none)', True),
+    'task.frame': (str, TASK_DEFAULTS['frame'], 'the link the task modes control (empty: the '
+                                                'child link of the deepest revolute commanded '
+                                                'joint)', False),
+    'task.stiffness': ('float[]', list(TASK_DEFAULTS['stiffness']),
+                       'task-space stiffness K: x y z (N/m), then about x y z (N m/rad), root '
+                       'axes; 0 on every axis: hand guiding; a change ramps over 0.5 s', False),
+    'task.damping_ratio': ('float[]', list(TASK_DEFAULTS['damping_ratio']),
+                           'damping ratio per axis (1 or 6 values; 1: critical): D = 2 zeta '
+                           'sqrt(K Lambda_ii)', False),
+    'task.max_error': ('float[]', list(TASK_DEFAULTS['max_error']),
+                       'the pose error is clipped to this (m, rad): a far target asks at most K '
+                       'max_error', False),
+    'task.max_torque_rate': ('float[]', list(TASK_DEFAULTS['max_torque_rate']),
+                             'in the task modes each commanded effort changes by at most this '
+                             '(N m/s; one for all or one per commanded joint)', False),
+    'task.target_timeout': (float, 0.5, 'a ~/target_twist stream silent for this long (s) is '
+                                        'taken as stopped: the target holds its last pose (0: '
+                                        'never)', False),
+    'nullspace.stiffness': ('float[]', list(TASK_DEFAULTS['nullspace_stiffness']),
+                            'stiffness towards the posture in the task modes (N m/rad; one for '
+                            'all or one per commanded joint)', False),
+    'nullspace.damping_ratio': ('float[]', list(TASK_DEFAULTS['nullspace_damping_ratio']),
+                                'damping ratio of the nullspace posture (one or one per '
+                                'commanded joint)', False),
+    'nullspace.posture': ('float[]', list(TASK_DEFAULTS['posture']),
+                          'joint positions the nullspace holds, in joints order (empty: where '
+                          'the joints were when the task mode became active)', False),
+    'nullspace.projector': (str, TASK_DEFAULTS['projector'],
+                            f'one of {", ".join(PROJECTORS)}: dynamic (no acceleration of the '
+                            f'task frame) or kinematic (no static force at it)', False),
 }
 DYNAMIC_PREFIXES = ('default_positions.', 'effort_limits.')
 INTERFACES = (
     'subscribes: robot_description (std_msgs/String, transient local; not read with urdf_file), '
     'joint_states (sensor_msgs/JointState, best effort), ~/joint_trajectory '
-    '(trajectory_msgs/JointTrajectory)',
+    '(trajectory_msgs/JointTrajectory; joint modes), ~/target_pose (geometry_msgs/PoseStamped, '
+    'frame_id empty or the root link; task modes), ~/target_twist (geometry_msgs/TwistStamped, '
+    'root axes, optional), ~/target_wrench (geometry_msgs/WrenchStamped: feedforward at the task '
+    'frame, root axes)',
     'publishes:  effort_controller/commands (std_msgs/Float64MultiArray, in joints order), '
     '~/torques (sensor_msgs/JointState), ~/external_torques (sensor_msgs/JointState: the '
     'observer\'s estimate in effort, the state it belongs to in position and velocity, model '
     'joints), ~/collision '
-    '(robot_dynamics_msgs/msg/CollisionEvent)',
+    '(robot_dynamics_msgs/msg/CollisionEvent), ~/current_pose (geometry_msgs/PoseStamped of the '
+    'task frame, task modes), ~/external_wrench (geometry_msgs/WrenchStamped: the external '
+    'torques as a wrench at the task frame, root axes, task modes)',
     'services:   ~/inverse_dynamics (robot_dynamics_msgs/srv/InverseDynamics), '
     '~/check_trajectory (robot_dynamics_msgs/srv/CheckTrajectory: torque and velocity '
     'feasibility of a trajectory and the time scale that fits), '
@@ -161,6 +199,12 @@ TORQUE_SOURCES = ('auto', 'measured', 'commanded')
 OBSERVER_KERNELS = ['observer_step']            # what MomentumObserver.update runs
 SCALINGS = ('off', 'reject', 'scale')
 JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+# A task stiffness K on an axis of task-space inertia Lambda has the natural frequency
+# w = sqrt(K / Lambda); with the loop's period T (joint_states to command, and the delay that
+# comes with it) a w T above this is worth a warning: the critically damped loop's damping gain
+# 2 w acts a period late (the issue's case: a bare URDF wrist, 0.001 kg m^2 at 30 N m/rad, w T
+# = 0.17-0.35 at 1-2 ms, oscillated).
+BANDWIDTH_LIMIT = 0.1
 # joint_states without a model for this long (s) is worth a warning; a healthy launch gets its
 # description a little after the first joint_states (DDS matching), up to ~2.9 s measured
 NO_MODEL_GRACE = 3.0
@@ -202,6 +246,10 @@ class Outputs:
         self.external_msg = JointState(name=list(ctrl.base_model.joint_names))
         self.external = [_field_view(self.external_msg, f, n)
                          for f in ('position', 'velocity', 'effort')]
+        self.pose_msg = PoseStamped()
+        self.pose_msg.header.frame_id = ctrl.base_model.root_link
+        self.wrench_msg = WrenchStamped()
+        self.wrench_msg.header.frame_id = ctrl.base_model.root_link
         self.commands = self.estimates = 0       # counts, for torques_every and the like
 
 
@@ -243,6 +291,13 @@ class FeedforwardNode(Node):
         self.torque_pub = self.create_publisher(JointState, '~/torques', 10)
         self.external_pub = self.create_publisher(JointState, '~/external_torques', 10)
         self.collision_pub = self.create_publisher(CollisionEvent, '~/collision', 10)
+        self.pose_pub = self.create_publisher(PoseStamped, '~/current_pose', 10)
+        self.wrench_pub = self.create_publisher(WrenchStamped, '~/external_wrench', 10)
+        self.create_subscription(PoseStamped, '~/target_pose', self._on_target_pose, 10)
+        self.create_subscription(TwistStamped, '~/target_twist', self._on_target_twist, 10)
+        self.create_subscription(WrenchStamped, '~/target_wrench', self._on_target_wrench, 10)
+        self.target_time = None         # monotonic time of the last target pose or twist
+        self.target_streaming = False   # targets coming within task.target_timeout of each other
         self.create_service(Trigger, '~/reset_collision', self._on_reset_collision)
         # callbacks of this node and of loop_node (joint_states, its own thread) take turns
         self.lock = threading.RLock()
@@ -311,6 +366,11 @@ class FeedforwardNode(Node):
         for name in ('torques_every', 'external_torques_every'):
             if not v[name] >= 0:
                 return f'{name} must be >= 0 (0: never), got {v[name]}'
+        if v['nullspace.projector'] not in PROJECTORS:
+            return (f'nullspace.projector must be one of {PROJECTORS}, got '
+                    f'"{v["nullspace.projector"]}"')
+        if not v['task.target_timeout'] >= 0:
+            return f'task.target_timeout must be >= 0 (0: never), got {v["task.target_timeout"]}'
         if v['collision.reaction'] not in REACTIONS:
             return (f'collision.reaction must be one of {REACTIONS}, got '
                     f'"{v["collision.reaction"]}"')
@@ -346,7 +406,8 @@ class FeedforwardNode(Node):
                               payload=self._payload(v), armature=v['armature'] or None,
                               friction_compensation=v['friction_compensation'],
                               damping=v['damping'] or None, friction=v['friction'] or None,
-                              friction_velocity_epsilon=v['friction_velocity_epsilon'])
+                              friction_velocity_epsilon=v['friction_velocity_epsilon'],
+                              task=self._task(v))
         except KeyError as e:
             raise ValueError(str(e).strip('"')) from None
 
@@ -394,6 +455,7 @@ class FeedforwardNode(Node):
             if ctrl.joints == old.joints and self.out.commands:
                 self.bump = [self.out.command.copy(), None]
             ctrl.take_state(old)
+            ctrl.take_task(old)
             dropped = ctrl.take_motion(old)
             if dropped:
                 log.warning(f'the running trajectory is dropped: {dropped}; holding position')
@@ -417,15 +479,29 @@ class FeedforwardNode(Node):
                      f'; payload {v["payload.mass"]} kg on {v["payload.link"]}'
                      if v['payload.link'] and v['payload.mass'] > 0 else '') + (
                      f'; armature {ctrl.base_model.armature.tolist()} (kg m^2 or kg)'
-                     if v['armature'] else ''))
+                     if v['armature'] else '') + (
+                     f'; task frame {ctrl.task["frame"]}' + (
+                         '' if v['task.frame'] else ' (the default: set task.frame for another)')
+                     if ctrl.mode in TASK_MODES else ''))
         # what the first command needs, compiled now (or loaded from numba's cache: ms); the
         # observer's kernel loaded from the cache, or compiled meanwhile in a child process (see
         # _observer); the rest (another mode, the services) on first use
         observer_now = observer is not None and self.observer_ready     # see _observer
-        compile_kernels(['gravity_one'] + (['rnea_one'] if ctrl.mode != 'gravity' else []))
+        compile_kernels(['gravity_one', 'limit_command'] + (
+            ['rnea_one'] if ctrl.mode != 'gravity' else []) + (
+            ['task_command', 'placement_one'] if ctrl.mode in TASK_MODES else []))
         log.info(f'kernels for mode {ctrl.mode}' + (' and the observer' if observer_now else '') +
                  f' ready in {time.monotonic() - t:.2f} s; {time.monotonic() - STARTED:.2f} s '
                  f'since the start of the process')
+
+    @staticmethod
+    def _task(v):
+        return dict(frame=v['task.frame'], stiffness=v['task.stiffness'],
+                    damping_ratio=v['task.damping_ratio'], max_error=v['task.max_error'],
+                    max_torque_rate=v['task.max_torque_rate'],
+                    nullspace_stiffness=v['nullspace.stiffness'],
+                    nullspace_damping_ratio=v['nullspace.damping_ratio'],
+                    posture=v['nullspace.posture'], projector=v['nullspace.projector'])
 
     @staticmethod
     def _payload(v):
@@ -462,10 +538,19 @@ class FeedforwardNode(Node):
             if old is not None:
                 ctrl.take_state(old)
                 ctrl.reaction, ctrl.reaction_q = old.reaction, old.reaction_q
-                if ctrl.joints == old.joints:
+                if ctrl.joints == old.joints and ctrl.mode not in TASK_MODES:
                     ctrl.trajectory = old.trajectory
                     if ctrl.mode == old.mode:
                         ctrl.hold = old.hold
+                elif old.trajectory is not None:
+                    self.get_logger().info(f'mode {ctrl.mode}: the running trajectory is '
+                                           f'dropped; the task target is the frame\'s pose now')
+                ctrl.take_task(old)
+                if ctrl.mode in TASK_MODES and ctrl.mode != old.mode:
+                    compile_kernels(['task_command'])
+                    self.get_logger().info(
+                        f'mode {ctrl.mode}: frame {ctrl.task["frame"]}, target its pose now; '
+                        f'targets on {self.resolve_topic_name("~/target_pose")}')
             self.ctrl = ctrl
             self.observer, self.thresholds = observer, thresholds
             self.watched = bool((thresholds > 0).any())
@@ -597,6 +682,8 @@ class FeedforwardNode(Node):
             msg.header.stamp = header_stamp = (header_stamp or
                                                self.get_clock().now().to_msg())
             self.external_pub.publish(msg)
+            if ctrl.mode in TASK_MODES and ctrl.law is not None:
+                self._publish_wrench(ctrl, r, header_stamp)
         # detection is armed once the estimate has settled (5 / K_O of samples since it started)
         # under the thresholds: what held the arm until then (brakes, drives the commands do not
         # reach yet) shows as external torques and must not count as a collision
@@ -616,6 +703,22 @@ class FeedforwardNode(Node):
                 f'collision: external torques {np.round(r[over], 3).tolist()} N m on {names} over '
                 f'the thresholds {self.thresholds[over].tolist()}; reaction {reaction}' +
                 (' until ~/reset_collision' if reaction != 'none' else ''))
+
+    def _publish_wrench(self, ctrl, r, stamp):
+        """
+        ~/external_wrench: the external torques r as the wrench at the task frame (root axes).
+
+        F = (J J^T + mu 1)^-1 J r, the damped pseudo-inverse of J^T on the commanded joints:
+        what a person pushing the frame applies (the torques J^T F explain r best).
+        """
+        J = ctrl.law.jacobian[:, ctrl.cmd]
+        F = np.linalg.solve(J @ J.T + SINGULARITY_DAMPING * np.eye(6), J @ r[ctrl.cmd])
+        msg = self.out.wrench_msg
+        msg.header.stamp = stamp
+        w = msg.wrench
+        w.force.x, w.force.y, w.force.z = float(F[0]), float(F[1]), float(F[2])
+        w.torque.x, w.torque.y, w.torque.z = float(F[3]), float(F[4]), float(F[5])
+        self.wrench_pub.publish(msg)
 
     def _detected(self, r):
         """Arm or disarm collision detection; return the joints over threshold that count."""
@@ -746,6 +849,11 @@ class FeedforwardNode(Node):
             self.ctrl.hold = None
             log.info('empty trajectory: stopping the current one and holding position')
             return
+        if self.ctrl is not None and self.ctrl.mode in TASK_MODES:
+            log.error(f'rejected trajectory: mode {self.ctrl.mode} follows '
+                      f'{self.resolve_topic_name("~/target_pose")}, not joint trajectories '
+                      f'(set mode to computed_torque or feedforward for those)')
+            return
         if self.ctrl is None or self.ctrl.missing_joints():
             log.error('rejected trajectory: ' + (
                 'no robot_description yet' if self.ctrl is None
@@ -874,14 +982,118 @@ class FeedforwardNode(Node):
         stamped = self.values['rate'] == 0 and (self.state_stamp.sec or self.state_stamp.nanosec)
         stamp = self.get_clock().now() if (ctrl.trajectory is not None or not stamped) else None
         t = 0.0 if stamp is None else self._time(stamp)
-        des = ctrl.desired(t, ctrl.q)
-        tau, clamped = ctrl.command(ctrl.q, ctrl.qd, t, des)
+        des = ctrl.desired(t, ctrl.q) if ctrl.mode not in TASK_MODES else None
+        at = (self.state_stamp.sec + 1e-9 * self.state_stamp.nanosec if stamped
+              else time.monotonic())           # the state's time: the task modes' rate limit
+        if ctrl.mode in TASK_MODES:
+            self._target_timeout(now if now is not None else time.monotonic())
+        tau, clamped = ctrl.command(ctrl.q, ctrl.qd, t, des, at)
         if self.bump is not None:
             tau = self._bumpless(tau)
         if clamped.any():
             names = [j for j, c in zip(ctrl.joints, clamped) if c]
             self.throttle.warning('clamp', f'effort clamped to the limits on {names}')
         self._publish(tau, des, self.state_stamp if self.values['rate'] == 0 else None, stamp)
+        if ctrl.mode in TASK_MODES and ctrl.reaction is None:
+            self._publish_pose(ctrl.law.pose, self.state_stamp if stamped else None)
+
+    def _publish_pose(self, T, stamp):
+        """~/current_pose: the task frame's pose (4x4) at the state the command answers."""
+        msg = self.out.pose_msg
+        msg.header.stamp = stamp or self.get_clock().now().to_msg()
+        p, o = msg.pose.position, msg.pose.orientation
+        p.x, p.y, p.z = float(T[0, 3]), float(T[1, 3]), float(T[2, 3])
+        o.x, o.y, o.z, o.w = map(float, quaternion(T))
+        self.pose_pub.publish(msg)
+
+    # ---- task-space targets ------------------------------------------------------------------
+    def _task_message(self, msg, topic):
+        """Return the controller if a target message can be taken (else log why, None)."""
+        ctrl = self.ctrl
+        if ctrl is None:
+            self.throttle.warning(('target', topic), f'ignored ~/{topic}: no robot_description '
+                                                     f'yet')
+            return None
+        if ctrl.mode not in TASK_MODES:
+            self.throttle.warning(('target', topic), f'ignored ~/{topic}: mode {ctrl.mode} '
+                                  f'takes joint trajectories; targets need mode '
+                                  f'cartesian_impedance or operational_space')
+            return None
+        frame = msg.header.frame_id
+        if frame not in ('', ctrl.base_model.root_link):
+            self.throttle.warning(('target frame', topic, frame),
+                                  f'refused ~/{topic} in frame "{frame}": targets are in the '
+                                  f'root link "{ctrl.base_model.root_link}" (or an empty '
+                                  f'frame_id)')
+            return None
+        if ctrl.missing_joints():
+            self.throttle.warning(('target', topic), f'ignored ~/{topic}: no joint_states yet '
+                                  f'for {ctrl.missing_joints()}')
+            return None
+        return ctrl
+
+    def _target_arrived(self):
+        now = time.monotonic()
+        timeout = self.values['task.target_timeout']
+        self.target_streaming = self.target_time is not None and now - self.target_time <= \
+            timeout
+        self.target_time = now
+
+    @_locked
+    def _on_target_pose(self, msg):
+        ctrl = self._task_message(msg, 'target_pose')
+        if ctrl is None:
+            return
+        p, o = msg.pose.position, msg.pose.orientation
+        try:
+            norm = ctrl.set_task_pose([p.x, p.y, p.z], [o.x, o.y, o.z, o.w])
+        except ValueError as e:
+            self.throttle.warning(('target value', str(e)[:24]), f'refused ~/target_pose: {e}; '
+                                  f'keeping the previous target')
+            return
+        if abs(norm - 1.0) > 1e-3:
+            self.throttle.warning('quaternion', f'~/target_pose: quaternion of norm {norm:.4g} '
+                                                f'normalised')
+        far = np.linalg.norm(ctrl.task_pose()[:3, 3] - ctrl.task_target[0])
+        if far > ctrl.task['max_error'][0]:
+            self.throttle.info('far', f'~/target_pose is {far:.3f} m away: the error is clipped '
+                                      f'to task.max_error {ctrl.task["max_error"][0]} m')
+        self._target_arrived()
+
+    @_locked
+    def _on_target_twist(self, msg):
+        ctrl = self._task_message(msg, 'target_twist')
+        if ctrl is None:
+            return
+        v, w = msg.twist.linear, msg.twist.angular
+        try:
+            ctrl.set_task_twist([v.x, v.y, v.z, w.x, w.y, w.z], time.monotonic())
+        except ValueError as e:
+            self.throttle.warning('twist value', f'refused ~/target_twist: {e}')
+            return
+        self._target_arrived()
+
+    @_locked
+    def _on_target_wrench(self, msg):
+        ctrl = self._task_message(msg, 'target_wrench')
+        if ctrl is None:
+            return
+        f, t = msg.wrench.force, msg.wrench.torque
+        try:
+            ctrl.set_task_wrench([f.x, f.y, f.z, t.x, t.y, t.z])
+        except ValueError as e:
+            self.throttle.warning('wrench value', f'refused ~/target_wrench: {e}')
+
+    def _target_timeout(self, now):
+        """Hold the target when its stream was silent for task.target_timeout (one warning)."""
+        timeout = self.values['task.target_timeout']
+        if not (timeout and self.target_streaming and now - self.target_time > timeout):
+            return
+        self.target_streaming = False
+        self.ctrl.hold_task_target()
+        self.get_logger().warning(f'the target stream stopped ({now - self.target_time:.2f} s '
+                                  f'without ~/target_pose or ~/target_twist, task.target_timeout '
+                                  f'{timeout} s): holding the target at its last pose')
 
     def _time(self, clock):
         """
@@ -950,7 +1162,28 @@ class FeedforwardNode(Node):
                 self.get_logger().info(f'no joint_states for {unseen}: they stay at '
                                        f'default_positions {defaults}')
             self._warned.add(('defaults', self.model.name))      # checked once per model
-        self._timeout_if_stale(now)
+        if not self._timeout_if_stale(now) and self.ctrl.mode in TASK_MODES:
+            self._target_timeout(now)
+            self._bandwidth()
+
+    def _bandwidth(self):
+        """Warn when the task stiffness asks a bandwidth the loop's period cannot hold."""
+        law = self.ctrl.law
+        if law is None or len(self.gaps) < 5:
+            return
+        period = float(np.median(self.gaps))
+        lam = np.maximum(np.diag(law.lambda_), 1e-12)
+        w = np.sqrt(law.stiffness / lam)
+        axis = int(np.argmax(w))
+        if w[axis] * period > BANDWIDTH_LIMIT:
+            names = ('x', 'y', 'z', 'rotation x', 'rotation y', 'rotation z')
+            self.throttle.warning(
+                'bandwidth', f'task.stiffness {law.stiffness[axis]:g} on {names[axis]} with a '
+                f'task-space inertia of {lam[axis]:.3g} ({"kg" if axis < 3 else "kg m^2"}) is a '
+                f'natural frequency of {w[axis]:.0f} rad/s: {w[axis] * period:.2f} rad per '
+                f'loop period ({period * 1e3:.1f} ms), above {BANDWIDTH_LIMIT}: the loop may '
+                f'oscillate; lower the stiffness, or set armature (the rotor inertia) if the '
+                f'URDF lacks it', 30.0)
 
 
 def main(args=None):

@@ -1,0 +1,346 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The task modes of feedforward_node in closed loop with simulator_node over DDS.
+
+ur5 and panda (redundant), armature 0.1 kg m^2 on both nodes (a realistic rotor inertia): the
+static stiffness is K within 5 % under a wrench from ``~/apply_wrench`` in both modes; a
+10 cm / 0.3 rad step of ``~/target_pose`` settles within 1 mm / 0.01 rad with the torque rate
+within ``task.max_torque_rate`` and the torques within the limits; sweeping
+``nullspace.posture`` leaves panda's hand in place; wrong targets are refused by name, a far one
+is clipped, a stopped stream is held, and missing joint_states stop nothing but the commands.
+"""
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+rclpy = pytest.importorskip('rclpy')
+from geometry_msgs.msg import PoseStamped, TwistStamped, Wrench  # noqa: E402
+from rclpy.executors import MultiThreadedExecutor  # noqa: E402
+from rclpy.parameter import Parameter  # noqa: E402
+from robot_dynamics_msgs.srv import ApplyWrench  # noqa: E402
+from scipy.spatial.transform import Rotation  # noqa: E402
+from sensor_msgs.msg import JointState  # noqa: E402
+
+from robot_dynamics_ros.dynamics import RobotModel, frame_placement  # noqa: E402
+
+from conftest import ROBOTS, erd_root  # noqa: E402
+from ros_harness import NodeProcess, ros_list, seconds  # noqa: E402
+
+ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.5, -1.9, -1.57, 0.0]),
+        'panda': ('panda_hand', [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])}
+K = [1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0]
+ARMATURE = '[0.1]'
+CTRL = 'inverse_dynamics_controller'
+
+
+@pytest.fixture(scope='module', autouse=True)
+def ros():
+    rclpy.init()
+    yield
+    rclpy.shutdown()
+
+
+class Rig:
+    """simulator_node and feedforward_node in a task mode, and the test's node."""
+
+    def __init__(self, tmp_path, arm, mode, tag, *controller_args, q0=None):
+        self.frame, ready = ARMS[arm]
+        self.urdf = os.path.join(erd_root(), ROBOTS[arm])
+        self.model = RobotModel.from_urdf_file(self.urdf).with_armature(0.1)
+        self.q0 = np.array(ready if q0 is None else q0)
+        ns = f'task_{tag}'
+        self.sim = NodeProcess('simulator_node', [
+            '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={self.urdf}', '-p', 'publish_rate:=1000.0',
+            '-p', f'armature:={ARMATURE}', '-p', f'initial_positions:={ros_list(self.q0)}'],
+            tmp_path / f'{tag}_sim.log')
+        self.ctrl = NodeProcess('feedforward_node', [
+            '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={self.urdf}', '-p', f'mode:={mode}',
+            '-p', f'armature:={ARMATURE}', '-p', f'task.frame:={self.frame}',
+            '-p', f'task.stiffness:={ros_list(K)}', *controller_args],
+            tmp_path / f'{tag}_ctrl.log')
+        self.node = rclpy.create_node(f'task_peer_{tag}', namespace=f'/{ns}')
+        self.executor = MultiThreadedExecutor(num_threads=2)
+        self.executor.add_node(self.node)
+        self.states, self.torques, self.poses, self.wrenches = [], [], [], []
+        sub = self.node.create_subscription
+        sub(JointState, 'joint_states', self.states.append, 1000)
+        sub(JointState, f'{CTRL}/torques', self.torques.append, 1000)
+        sub(PoseStamped, f'{CTRL}/current_pose', self.poses.append, 1000)
+        from geometry_msgs.msg import WrenchStamped
+        sub(WrenchStamped, f'{CTRL}/external_wrench', self.wrenches.append, 1000)
+        self.target = self.node.create_publisher(PoseStamped, f'{CTRL}/target_pose', 10)
+        self.twist = self.node.create_publisher(TwistStamped, f'{CTRL}/target_twist', 10)
+        self.push = self.node.create_client(ApplyWrench, 'dynamics_simulator/apply_wrench')
+        from rclpy.parameter_client import AsyncParameterClient
+        self.params = AsyncParameterClient(self.node, CTRL)
+        self.spinning = True
+        self.thread = threading.Thread(target=self._spin, daemon=True)
+        self.thread.start()
+
+    def _spin(self):
+        while self.spinning:
+            self.executor.spin_once(timeout_sec=0.05)
+
+    def wait(self, predicate, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not predicate():
+            time.sleep(0.02)
+        return predicate()
+
+    def ready(self):
+        assert self.ctrl.wait_log('ready in', 60), self.ctrl.log()[-2000:]
+        assert self.sim.wait_log('releasing the brakes', 60), self.sim.log()[-2000:]
+        assert self.wait(lambda: len(self.poses) > 10, 10), 'no ~/current_pose'
+        time.sleep(1.0)
+
+    def first_pose(self):
+        """Return the task frame's pose at activation (the first ~/current_pose): the target."""
+        return pose_matrix(self.poses[0].pose)
+
+    def q(self):
+        return np.array(self.states[-1].position)
+
+    def pose(self):
+        """Return the task frame's pose at the simulator's latest joint state."""
+        return frame_placement(self.model, self.q(), self.frame)
+
+    def send_pose(self, p, R, frame_id=''):
+        msg = PoseStamped()
+        msg.header.frame_id = frame_id
+        msg.pose.position.x, msg.pose.position.y, msg.pose.position.z = map(float, p)
+        x, y, z, w = Rotation.from_matrix(R).as_quat() if R is not None else (0.0,) * 4
+        o = msg.pose.orientation
+        o.x, o.y, o.z, o.w = float(x), float(y), float(z), float(w)
+        self.target.publish(msg)
+
+    def apply_wrench(self, w_root):
+        """Push the task frame with a wrench given in root axes (as the link is now)."""
+        R = self.pose()[:3, :3]
+        f, t = R.T @ w_root[:3], R.T @ w_root[3:]
+        req = ApplyWrench.Request(link=self.frame, wrench=Wrench())
+        req.wrench.force.x, req.wrench.force.y, req.wrench.force.z = map(float, f)
+        req.wrench.torque.x, req.wrench.torque.y, req.wrench.torque.z = map(float, t)
+        assert self.push.wait_for_service(timeout_sec=10)
+        future = self.push.call_async(req)
+        assert self.wait(future.done, 10) and future.result().success
+
+    def set_params(self, **values):
+        future = self.params.set_parameters(
+            [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()])
+        assert self.wait(future.done, 10)
+        return future.result().results
+
+    def still(self, seconds=0.5):
+        """Return the largest joint speed over the last ``seconds`` of joint_states."""
+        t_end = seconds_of(self.states[-1])
+        return max(np.abs(s.velocity).max() for s in self.states[-2000:]
+                   if seconds_of(s) >= t_end - seconds)
+
+    def close(self):
+        self.spinning = False
+        self.thread.join()
+        self.ctrl.stop()
+        self.sim.stop()
+        self.node.destroy_node()
+
+
+def pose_matrix(pose):
+    T = np.eye(4)
+    T[:3, 3] = pose.position.x, pose.position.y, pose.position.z
+    o = pose.orientation
+    T[:3, :3] = Rotation.from_quat([o.x, o.y, o.z, o.w]).as_matrix()
+    return T
+
+
+def seconds_of(msg):
+    return seconds(msg.header.stamp)
+
+
+def rotation_angle(R):
+    return float(np.linalg.norm(Rotation.from_matrix(R).as_rotvec()))
+
+
+@pytest.mark.parametrize('arm', ['ur5', 'panda'])
+@pytest.mark.parametrize('mode', ['cartesian_impedance', 'operational_space'])
+def test_static_stiffness_is_k_under_a_wrench(tmp_path, arm, mode):
+    rig = Rig(tmp_path, arm, mode, f'{arm}_{mode[:3]}_k')
+    try:
+        rig.ready()
+        # from the target: the pose at activation (at ready the arm may still be settling,
+        # 6e-5 rad off: 1 % of the rotation this wrench makes)
+        T0 = rig.first_pose()
+        w = np.array([10.0, -5.0, 8.0, 0.5, -0.3, 0.4])
+        rig.apply_wrench(w)
+        time.sleep(4.0)
+        assert rig.still() < 1e-3, rig.still()
+        T = rig.pose()
+        dx = T[:3, 3] - T0[:3, 3]
+        dtheta = Rotation.from_matrix(T[:3, :3] @ T0[:3, :3].T).as_rotvec()
+        expected = w / np.array(K)
+        print(f'{arm} {mode}: displacement / K^-1 w = {dx / expected[:3]}, '
+              f'{dtheta / expected[3:]}')
+        assert np.linalg.norm(dx - expected[:3]) <= 0.05 * np.linalg.norm(expected[:3]), dx
+        assert np.linalg.norm(dtheta - expected[3:]) <= 0.05 * np.linalg.norm(expected[3:])
+        # the push as the node sees it, on ~/external_wrench (the observer's estimate)
+        F = rig.wrenches[-1].wrench
+        seen = np.array([F.force.x, F.force.y, F.force.z, F.torque.x, F.torque.y, F.torque.z])
+        assert np.abs(seen - w).max() <= 0.05 * np.abs(w).max(), seen
+    finally:
+        rig.close()
+
+
+def torque_steps(rig, names, since=0):
+    """(largest |tau| / limit, largest |d tau / dt| in N m/s) over the ~/torques from ``since``."""
+    limits = np.array([rig.model.effort_limits[rig.model.index(j)] for j in names])
+    msgs = rig.torques[since:]          # a copy: the spinning thread appends to the list
+    taus = np.array([m.effort for m in msgs])
+    t = np.array([seconds_of(m) for m in msgs])
+    dt = np.diff(t)
+    ok = dt > 0
+    rate = np.abs(np.diff(taus, axis=0)[ok]) / dt[ok, None]
+    return (np.abs(taus) / limits).max(), rate.max()
+
+
+@pytest.mark.parametrize('arm', ['ur5', 'panda'])
+@pytest.mark.parametrize('mode', ['cartesian_impedance', 'operational_space'])
+def test_a_step_of_the_target_settles_within_rate_and_effort_limits(tmp_path, arm, mode):
+    rate = 500.0
+    rig = Rig(tmp_path, arm, mode, f'{arm}_{mode[:3]}_step',
+              '-p', f'task.max_torque_rate:=[{rate}]', '-p', 'task.max_error:=[0.05, 0.15]')
+    try:
+        rig.ready()
+        T0 = rig.first_pose()
+        p = T0[:3, 3] + [0.1, 0.0, 0.0]
+        R = Rotation.from_rotvec([0.0, 0.0, 0.3]).as_matrix() @ T0[:3, :3]
+        mark = len(rig.torques)         # the rate limit acts within the mode (the first command
+        rig.send_pose(p, R)             # after start-up takes g(q) at once)
+        time.sleep(5.0)
+        T = rig.pose()
+        dp, dr = np.linalg.norm(T[:3, 3] - p), rotation_angle(R @ T[:3, :3].T)
+        effort, steepest = torque_steps(rig, rig.torques[-1].name, mark)
+        print(f'{arm} {mode}: off by {dp * 1e3:.3f} mm, {dr:.2e} rad; peak effort '
+              f'{effort:.2f} of the limit, steepest {steepest:.0f} N m/s')
+        assert dp <= 1e-3 and dr <= 0.01
+        assert effort <= 1.0 + 1e-9
+        assert steepest <= rate * (1 + 1e-3)       # stamps are whole nanoseconds
+    finally:
+        rig.close()
+
+
+def test_sweeping_the_posture_leaves_the_hand_in_place(tmp_path):
+    rig = Rig(tmp_path, 'panda', 'cartesian_impedance', 'sweep',
+              '-p', 'nullspace.stiffness:=[20.0]')
+    try:
+        rig.ready()
+        T0 = rig.first_pose()
+        q0 = rig.q()[:9].copy()
+        mark = len(rig.states)
+        for k in range(1, 9):                      # joint1 to +-0.3 rad in 0.1 rad steps
+            posture = q0.copy()
+            posture[0] += 0.3 * np.sin(k * np.pi / 4)
+            assert rig.set_params(nullspace__posture=posture.tolist())[0].successful
+            time.sleep(0.5)
+        worst = max(
+            (np.linalg.norm(T[:3, 3] - T0[:3, 3]), rotation_angle(T[:3, :3] @ T0[:3, :3].T))
+            for T in (frame_placement(rig.model, np.array(s.position), rig.frame)
+                      for s in rig.states[mark::20]))
+        swept = np.ptp([s.position[0] for s in rig.states[mark:]])
+        print(f'joint1 swept {swept:.3f} rad; the hand moved at most {worst[0] * 1e3:.3f} mm, '
+              f'{worst[1]:.2e} rad')
+        assert swept > 0.15                 # the nullspace turns joint1 by part of the posture's
+        assert worst[0] < 1e-3 and worst[1] < 0.01
+    finally:
+        rig.close()
+
+
+def test_a_stretched_out_ur5_stays_finite_and_within_its_limits(tmp_path):
+    """ur5 at zero: elbow stretched and wrist singular (wrist_2 = 0); a target pulls outwards."""
+    rig = Rig(tmp_path, 'ur5', 'operational_space', 'stretched', q0=[0.0] * 6)
+    try:
+        rig.ready()
+        T0 = rig.first_pose()
+        rig.send_pose(T0[:3, 3] + [0.3, 0.0, 0.0], T0[:3, :3])     # beyond reach
+        time.sleep(3.0)
+        taus = np.array([m.effort for m in rig.torques])
+        assert np.all(np.isfinite(taus))
+        effort, _ = torque_steps(rig, rig.torques[-1].name)
+        assert effort <= 1.0 + 1e-9
+        assert np.all(np.isfinite(rig.q())) and rig.ctrl.alive() and rig.sim.alive()
+    finally:
+        rig.close()
+
+
+def test_wrong_targets_are_refused_and_a_stopped_stream_held(tmp_path):
+    rig = Rig(tmp_path, 'ur5', 'cartesian_impedance', 'wrong',
+              '-p', 'task.target_timeout:=0.3')
+    try:
+        rig.ready()
+        T0 = rig.first_pose()
+        for frame_id, p, R, why in [
+                ('tool0', T0[:3, 3] + 0.05, T0[:3, :3], 'refused ~/target_pose in frame "tool0"'),
+                ('', [np.nan, 0.0, 0.0], T0[:3, :3], 'the target position is not finite'),
+                ('', T0[:3, 3], None, 'not a rotation')]:
+            rig.send_pose(p, R, frame_id)
+            assert rig.ctrl.wait_log(why, 5), rig.ctrl.log()[-1500:]
+        time.sleep(0.5)
+        T = rig.pose()
+        assert np.linalg.norm(T[:3, 3] - T0[:3, 3]) < 1e-3, 'a refused target moved the arm'
+        # a joint trajectory is refused in a task mode, with the reason
+        from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+        pub = rig.node.create_publisher(JointTrajectory, f'{CTRL}/joint_trajectory', 10)
+        msg = JointTrajectory(joint_names=list(rig.model.joint_names))
+        msg.points = [JointTrajectoryPoint(positions=rig.q0.tolist())]
+        msg.points[0].time_from_start.sec = 1
+        pub.publish(msg)
+        assert rig.ctrl.wait_log('rejected trajectory: mode cartesian_impedance follows', 5)
+        # far: clipped to task.max_error (0.05 m), so at most K 0.05 = 50 N at the frame
+        rig.send_pose(T0[:3, 3] + [0.0, 0.0, 2.0], T0[:3, :3])
+        assert rig.ctrl.wait_log('the error is clipped', 5)
+        t_far = time.monotonic()
+        time.sleep(0.3)
+        rig.send_pose(T0[:3, 3], T0[:3, :3])
+        # clipped: K max_error = 50 N up at the hand, not K 2 m = 2000 N; this node's
+        # subscriptions lag (0.3 s seen), so the states are looked at by their receipt
+        assert rig.wait(lambda: len(rig.states) > 0 and rig.pose()[2, 3] > T0[2, 3] + 1e-3, 5)
+        rise = max(frame_placement(rig.model, np.array(s.position), rig.frame)[2, 3]
+                   for s in rig.states[-2000:]) - T0[2, 3]
+        assert 0.0 < rise < 0.1, rise
+        assert time.monotonic() - t_far < 5
+        time.sleep(3.0)
+        # a twist stream that stops: held at the last pose, one warning
+        twist = TwistStamped()
+        twist.twist.linear.x = 0.05
+        for _ in range(20):
+            rig.twist.publish(twist)
+            time.sleep(0.02)
+        assert rig.ctrl.wait_log('the target stream stopped', 3)
+        assert rig.wait(lambda: rig.still() < 1e-3, 8), rig.still()
+        T = rig.pose()
+        assert np.linalg.norm(T[:3, 3] - T0[:3, 3]) < 1e-3
+        assert rig.ctrl.log().count('the target stream stopped') == 1
+        # joint_states stop: the controller commands on_timeout (zero), nothing crashes
+        rig.sim.proc.send_signal(19)                   # SIGSTOP
+        try:
+            assert rig.ctrl.wait_log('commanding zero torque', 5)
+        finally:
+            rig.sim.proc.send_signal(18)               # SIGCONT
+        assert rig.ctrl.alive()
+        assert 'Traceback' not in rig.ctrl.log()
+    finally:
+        rig.close()
