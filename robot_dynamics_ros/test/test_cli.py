@@ -166,3 +166,33 @@ def test_check_refuses_bad_files_with_exit_2(tmp_path, content, message):
     path.write_text(content)
     r = run('check', str(path))
     assert r.returncode == 2 and message in r.stderr, (r.returncode, r.stderr)
+
+
+def test_fk_prints_pinocchios_pose_and_jacobian():
+    import re
+
+    import numpy as np
+    import pinocchio as pin
+
+    from conftest import ROBOTS, erd_root
+    urdf = os.path.join(erd_root(), ROBOTS['panda'])
+    q = [0.1, -0.5, 0.2, -2.0, 0.3, 1.6, 0.8, 0.01, 0.02]
+    r = run('fk', '--urdf', urdf, '--frame', 'panda_hand', '--q', *map(str, q), '--jacobian',
+            '--reference', 'world')
+    assert r.returncode == 0, r.stderr
+    numbers = [float(x) for x in re.findall(r'-?\d+\.\d+', r.stdout.split('\n', 1)[1])]
+    pm = pin.buildModelFromUrdf(urdf)
+    pd = pm.createData()
+    fid = pm.getFrameId('panda_hand', pin.BODY)
+    pin.framesForwardKinematics(pm, pd, np.array(q))
+    T = pd.oMf[fid]
+    J = pin.computeFrameJacobian(pm, pd, np.array(q), fid, pin.WORLD)
+    x, y, z, w = pin.Quaternion(T.rotation).coeffs()
+    ours = np.array(numbers)
+    expected = np.concatenate([T.translation, T.rotation.ravel(), [x, y, z, w], J.ravel()])
+    sign = 1.0 if np.sign(ours[12 + 3]) == np.sign(w) else -1.0     # q and -q: one rotation
+    ours[12:16] *= sign
+    assert ours.shape == expected.shape and np.abs(ours - expected).max() < 2e-6
+    assert 'frames, with the joint that moves each' in run('info', '--urdf', urdf).stdout
+    bad = run('fk', '--urdf', urdf, '--frame', 'panda_hnd')
+    assert bad.returncode == 2 and 'is not a link of panda' in bad.stderr

@@ -16,6 +16,8 @@
 ``robot-dynamics``: inverse dynamics of a URDF arm from the command line.
 
     robot-dynamics info [--urdf PATH] [--xacro-args NAME:=VALUE ...]
+    robot-dynamics fk [--urdf PATH] [--frame LINK] [--q Q..] [--degrees] [--jacobian]
+                      [--reference {world,local,local_world_aligned}]
     robot-dynamics launch {simulation,feedforward}[.launch.py] [name:=value ...] [--show-args]
     robot-dynamics torques [--urdf PATH] [--start Q..] [--goal Q..] [--degrees]
                            [--duration T] [--samples N] [--rows R] [--plot OUT.png]
@@ -25,8 +27,12 @@
     robot-dynamics identify --urdf PATH BAG [BAG ...] -o corrected.urdf [--payload LINK] ...
 
 ``info`` prints what the model of a description is: each movable joint in model order (type,
-parent -> child link, axis, limits, damping, friction), the masses, the ros2_control effort
-joints and what loading warned about.
+parent -> child link, axis, limits, damping, friction), the frames (every link, with the joint
+that moves it), the masses, the ros2_control effort joints and what loading warned about.
+
+``fk`` prints where a frame is at a configuration: its position (m), rotation matrix and
+quaternion (x, y, z, w), in the root link's frame; with --jacobian also its 6 x n Jacobian (rows
+v_x v_y v_z w_x w_y w_z, columns the joints in model order) in --reference.
 
 ``launch`` starts the nodes a launch file of this package starts, with the same arguments,
 parameters and remappings, where ROS 2's launch system is not installed (the ros-* wheels from PyPI
@@ -111,8 +117,22 @@ def _parser():
                    help='a point mass at the origin of LINK (kg)')
     c.add_argument('--plot', metavar='OUT.png',
                    help='write the torques against their limits, as given and scaled by k*')
-    i = sub.add_parser('info', help='joints, limits, masses, ros2_control order, load warnings')
+    i = sub.add_parser('info', help='joints, limits, frames, masses, ros2_control order, load '
+                                    'warnings')
     _description_arguments(i)
+    f = sub.add_parser('fk', help='pose (and Jacobian) of a frame at a configuration',
+                       description=[p for p in __doc__.split('\n\n')
+                                    if p.startswith('``fk``')][0])
+    _description_arguments(f)
+    f.add_argument('--frame', help='a link (default: the last link of the model)')
+    f.add_argument('--q', type=float, nargs='+', metavar='Q',
+                   help='one value per movable joint in model order (rad or m; default zeros)')
+    f.add_argument('--degrees', action='store_true', help='--q of revolute joints in degrees')
+    f.add_argument('--jacobian', action='store_true', help='print the Jacobian too')
+    f.add_argument('--reference', default='local_world_aligned',
+                   choices=['world', 'local', 'local_world_aligned'],
+                   help='the Jacobian\'s reference frame (default local_world_aligned: root '
+                        'axes, at the frame\'s origin)')
     la = sub.add_parser('launch', help='start the nodes of a launch file without ROS\'s launch '
                                        'system', description=[
                                            p for p in __doc__.split('\n\n')
@@ -240,6 +260,9 @@ def describe(model):
         if model.damping[i] or model.friction[i]:
             out.append(f'{"":>4}damping {model.damping[i]:.4g} {damp}  friction '
                        f'{model.friction[i]:.4g} {eff}')
+    frames = [f'{link} ({model.joint_names[b] if b >= 0 else "fixed"})'
+              for link, b in ((link, model.frame(link)[0]) for link in model.frames)]
+    out += ['', 'frames, with the joint that moves each (fk --frame LINK):'] + _wrap_items(frames)
     masses = [f'{link} {m:.4g}' for link, m in model.link_masses.items()]
     out += ['', 'link masses (kg):'] + _wrap_items(masses)
     rc = model.ros2_control
@@ -284,6 +307,39 @@ def info(args):
         print(f'robot-dynamics: {e}', file=sys.stderr)
         return 1
     print(describe(model))
+    return 0
+
+
+def fk(args, parser):
+    from ..dynamics import frame_jacobian, frame_placement
+    from ..dynamics.frames import quaternion
+    try:
+        model = _model(args)
+    except ValueError as e:
+        print(f'robot-dynamics: {e}', file=sys.stderr)
+        return 1
+    frame = args.frame or model.frames[-1]
+    if frame not in model.frames:
+        parser.error(f'--frame {frame} is not a link of {model.name} (robot-dynamics info lists '
+                     f'them)')
+    q = np.zeros(model.n) if args.q is None else np.array(args.q)
+    if q.shape != (model.n,) or not np.all(np.isfinite(q)):
+        parser.error(f'--q needs {model.n} finite values, one per joint in model order '
+                     f'{list(model.joint_names)}')
+    if args.degrees:
+        q = np.where(model.jtype == 0, np.radians(q), q)
+    T = frame_placement(model, q, frame)
+    fmt = {'float_kind': lambda x: f'{x: .6f}'}
+    print(f'frame {frame} of {model.name} in {model.root_link} at q = '
+          f'{np.array2string(q, precision=4, separator=", ")}')
+    print(f'position (m): {np.array2string(T[:3, 3], formatter=fmt, separator=", ")}')
+    print('rotation:\n' + np.array2string(T[:3, :3], formatter=fmt, separator=', '))
+    print('quaternion (x, y, z, w): ' + ', '.join(f'{v:.6f}' for v in quaternion(T)))
+    if args.jacobian:
+        J = frame_jacobian(model, q, frame, args.reference)
+        print(f'jacobian ({args.reference}; rows vx vy vz wx wy wz, columns '
+              f'{list(model.joint_names)}):')
+        print(np.array2string(J, formatter=fmt, separator=', ', max_line_width=WIDTH))
     return 0
 
 
@@ -458,6 +514,8 @@ def main(argv=None):
         return check(args, parser)
     if args.command == 'info':
         return info(args)
+    if args.command == 'fk':
+        return fk(args, parser)
     if args.command in ('identify', 'excite'):
         from . import identify     # scipy, cvxpy and rosbags: imported by these commands only
         return getattr(identify, args.command)(args, _model)
