@@ -17,8 +17,9 @@ Drive simulator_node and feedforward_node in closed loop over DDS and record the
 
 ``run()`` starts both nodes as processes (DDS on loopback, a private ROS_DOMAIN_ID unless one is
 set), waits until the loop runs, sends a quintic rest-to-rest trajectory to the controller and
-records desired and actual positions and the commanded torques. ``closed-loop-demo``
-(``tools/demo.py``) prints and plots what it returns.
+records desired and actual positions and the commanded torques. ``run_task()`` runs the
+controller in a task mode instead and streams a square of target poses (with their twist) to
+``~/target_pose``. ``closed-loop-demo`` (``tools/demo.py``) prints and plots what they return.
 """
 import os
 import random
@@ -47,6 +48,160 @@ def _exe(name):
 
 def _ros_list(values):
     return '[' + ', '.join(repr(float(v)) for v in values) + ']'
+
+
+def square(start, side, period, t):
+    """
+    Return (position, velocity) at time t on a square with one corner at ``start``.
+
+    In the root's x-y plane: start -> +x -> +x +y -> +y -> start, each side in period / 4 at
+    constant speed; after ``period`` it stays at the start.
+    """
+    corners = np.array([[0.0, 0.0], [side, 0.0], [side, side], [0.0, side], [0.0, 0.0]])
+    leg = period / 4.0
+    p = np.array(start, dtype=float).copy()
+    if not 0.0 <= t < period:
+        return p, np.zeros(3)
+    k = int(t // leg)
+    a, b = corners[k], corners[k + 1]
+    p[:2] += a + (b - a) * (t - k * leg) / leg
+    v = (b - a) / leg
+    return p, np.array([v[0], v[1], 0.0])
+
+
+def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0.1, period=8.0,
+             laps=1, stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0), armature=0.1,
+             log_dir=None, timeout=60.0):
+    """
+    Run the controller in a task mode and move its frame round a square; return the record.
+
+    The square (``square``) lies in the root's x-y plane, one corner at the frame's start
+    position, with the start orientation held; the nullspace holds the start posture. Targets
+    (pose and twist) stream at 100 Hz, ``laps`` times round. Records ~/current_pose, the target
+    and ~/external_wrench.
+    """
+    os.environ.update(_env())
+    import rclpy
+    from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+
+    from ..dynamics import RobotModel
+
+    model = RobotModel.from_urdf_file(urdf_path)
+    q_start = np.asarray(q_start, float)
+    log_dir = log_dir or tempfile.mkdtemp(prefix='closed-loop-demo-')
+    logs = [open(os.path.join(log_dir, f'{n}.log'), 'w') for n in ('simulator', 'controller')]
+    procs = [
+        subprocess.Popen([_exe('simulator_node'), '--ros-args', '-p', f'urdf_file:={urdf_path}',
+                          '-p', f'initial_positions:={_ros_list(q_start)}',
+                          '-p', 'publish_rate:=1000.0', '-p', f'armature:=[{float(armature)}]'],
+                         stdout=logs[0], stderr=subprocess.STDOUT, env=os.environ.copy()),
+        subprocess.Popen([_exe('feedforward_node'), '--ros-args', '-p', f'mode:={mode}',
+                          '-p', f'armature:=[{float(armature)}]',
+                          '-p', f'task.stiffness:={_ros_list(stiffness)}',
+                          *(['-p', f'task.frame:={frame}'] if frame else [])],
+                         stdout=logs[1], stderr=subprocess.STDOUT, env=os.environ.copy()),
+    ]
+    rclpy.init()
+    node = rclpy.create_node('closed_loop_demo')
+    poses, wrenches = [], []        # (wall time, [x y z], R) and (wall time, [f; t])
+
+    def on_pose(m):
+        p, o = m.pose.position, m.pose.orientation
+        poses.append((time.monotonic(), np.array([p.x, p.y, p.z]),
+                      np.array([o.x, o.y, o.z, o.w])))
+
+    def on_wrench(m):
+        f, t = m.wrench.force, m.wrench.torque
+        wrenches.append((time.monotonic(), np.array([f.x, f.y, f.z, t.x, t.y, t.z])))
+    ctrl = '/inverse_dynamics_controller'
+    node.create_subscription(PoseStamped, f'{ctrl}/current_pose', on_pose, 100)
+    node.create_subscription(WrenchStamped, f'{ctrl}/external_wrench', on_wrench, 100)
+    pose_pub = node.create_publisher(PoseStamped, f'{ctrl}/target_pose', 10)
+    twist_pub = node.create_publisher(TwistStamped, f'{ctrl}/target_twist', 10)
+    targets = []                    # (wall time, position)
+
+    def spin_for(seconds, until=None):
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            rclpy.spin_once(node, timeout_sec=0.002)
+            if until is not None and until():
+                return True
+        return until is None
+
+    try:
+        if not spin_for(timeout, lambda: len(poses) > 200 and pose_pub.get_subscription_count()):
+            raise RuntimeError('the loop did not start (no ~/current_pose from the controller); '
+                               'logs in ' + log_dir)
+        # The arm fell while the controller was still loading (its zero commands released the
+        # brakes), and the task target is where the mode became active. Put the arm back at the
+        # start, at rest, and the target at its frame's pose there.
+        from std_srvs.srv import Trigger
+
+        from ..control import default_joints, default_task_frame
+        from ..dynamics import frame_placement
+        from ..dynamics.frames import quaternion
+        cmd = [model.index(j) for j in default_joints(model)[0]]
+        T = frame_placement(model, q_start, frame or default_task_frame(model, cmd))
+        hold = PoseStamped()
+        hold.pose.position.x, hold.pose.position.y, hold.pose.position.z = map(float, T[:3, 3])
+        o = hold.pose.orientation
+        o.x, o.y, o.z, o.w = map(float, quaternion(T))
+        pose_pub.publish(hold)
+        reset = node.create_client(Trigger, '/dynamics_simulator/reset')
+        if not reset.wait_for_service(timeout_sec=10.0):
+            raise RuntimeError('simulator_node has no reset service; logs in ' + log_dir)
+        future = reset.call_async(Trigger.Request())
+        spin_for(10.0, future.done)
+        spin_for(1.5)
+        center, quat = poses[-1][1].copy(), poses[-1][2].copy()
+        n0, t0 = len(poses), time.monotonic()
+        target, twist = PoseStamped(), TwistStamped()
+        o = target.pose.orientation
+        o.x, o.y, o.z, o.w = map(float, quat)
+        next_send = t0
+        while time.monotonic() - t0 < laps * period + 1.0:
+            now = time.monotonic()
+            if now >= next_send:
+                # round ``laps`` times, then held at the start for a second
+                p, v = square(center, side, period,
+                              (now - t0) % period if now - t0 < laps * period else -1.0)
+                pt = target.pose.position
+                pt.x, pt.y, pt.z = map(float, p)
+                twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z = map(float, v)
+                twist_pub.publish(twist)
+                pose_pub.publish(target)
+                targets.append((now - t0, p))
+                next_send += 0.01
+            rclpy.spin_once(node, timeout_sec=0.001)
+    finally:
+        node.destroy_node()
+        rclpy.shutdown()
+        for p in procs:
+            p.terminate()
+        for p in procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for f in logs:
+            f.close()
+    rec = poses[n0:]
+    if len(rec) < 100:
+        raise RuntimeError(f'too few poses recorded ({len(rec)}); logs in {log_dir}')
+    t = np.array([r[0] - t0 for r in rec])
+    x = np.stack([r[1] for r in rec])
+    tt = np.array([r[0] for r in targets])
+    xd = np.stack([np.interp(t, tt, [r[1][k] for r in targets]) for k in range(3)], axis=1)
+    # the rotation error to the start orientation (the target's), rad
+    q0 = quat / np.linalg.norm(quat)
+    rot = np.array([2 * np.arccos(min(1.0, abs(float(np.dot(r[2], q0))))) for r in rec])
+    wt = np.array([w[0] - t0 for w in wrenches if w[0] >= t0])
+    W = np.array([w[1] for w in wrenches if w[0] >= t0]).reshape(-1, 6)
+    err = np.linalg.norm(x - xd, axis=1)
+    return dict(model=model, t=t, x=x, x_d=xd, err=err, rot=rot, wrench_t=wt, wrench=W,
+                side=side, period=period, mode=mode, log_dir=log_dir,
+                rms=float(np.sqrt(np.mean(err ** 2))), max=float(err.max()),
+                rot_max=float(rot.max()))
 
 
 def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.0, kd=40.0,

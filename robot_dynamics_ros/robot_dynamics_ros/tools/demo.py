@@ -20,6 +20,8 @@ The run itself is ``nodes/closed_loop.py``; this module parses arguments, prints
     closed-loop-demo [--urdf PATH] [--start Q..] [--goal Q..] [--degrees] [--duration T]
                      [--mode computed_torque] [--kp 400] [--kd 40] [--friction-compensation 1]
                      [--max-rms 0.05] [--plot OUT.png]
+    closed-loop-demo --task [--urdf PATH] [--start Q..] [--frame LINK] [--side 0.1]
+                     [--period 8] [--mode cartesian_impedance] [--max-error 0.01]
 
 Starts the ABA simulator and the controller as two processes (DDS on loopback, a private
 ROS_DOMAIN_ID unless one is set), waits until the loop runs, sends the quintic rest-to-rest
@@ -35,6 +37,15 @@ with two turns or more), in a time that keeps every joint under 80 % of its velo
 least 2 s). The controller compensates the URDF's joint friction (--friction-compensation 1, the
 share; the simulator applies that friction). Exit status 1 when the simulation halted or a
 joint's tracking RMS exceeds --max-rms (rad; m / 10 for prismatic joints).
+
+With --task the controller runs in a task mode (cartesian_impedance, or operational_space with
+--mode) with armature 0.1 on both nodes, and the task frame (--frame; default the controller's)
+goes round a square of --side m in the root's x-y plane, one corner at its start position, the
+start orientation held, the nullspace holding the start posture on a redundant arm. The start
+(--start; default: the middle of each joint's range, 0.5 rad for joints of two turns or more)
+should be away from singularities. Prints the path error (RMS and max, m) and the rotation error,
+plots the path, the error and ~/external_wrench over time; exit status 1 when the path's largest
+error exceeds --max-error (m).
 """
 import argparse
 import sys
@@ -55,6 +66,75 @@ def default_motion(model):
     start = np.where(finite, lo + 0.25 * (hi - lo), zero - 0.5)
     goal = np.where(finite, lo + 0.75 * (hi - lo), zero + 0.5)
     return start, goal, motion_time(model, start, goal)
+
+
+def task_start(model):
+    """Return the --task default start: mid-range, 0.5 rad for joints of two turns or more."""
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    finite = np.isfinite(lo) & np.isfinite(hi) & (hi - lo < 4 * np.pi)
+    return np.where(finite, 0.5 * (lo + hi), np.where(model.jtype == 0, 0.5, 0.0))
+
+
+def task_summary(res):
+    return (f'task-space closed loop on "{res["model"].name}" ({res["mode"]}): a square of '
+            f'{res["side"]} m in {res["period"]} s, {len(res["t"])} poses; path error RMS '
+            f'{res["rms"] * 1e3:.2f} mm, max {res["max"] * 1e3:.2f} mm; rotation error max '
+            f'{res["rot_max"]:.4f} rad; external wrench max |f| '
+            + (f'{np.abs(res["wrench"][:, :3]).max():.2f} N' if len(res['wrench']) else 'n/a'))
+
+
+def plot_task(res, path):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(1, 3, figsize=(15, 4.5))
+    x, xd = res['x'], res['x_d']
+    ax[0].plot(xd[:, 0], xd[:, 1], '--', label='target')
+    ax[0].plot(x[:, 0], x[:, 1], label='task frame')
+    ax[0].set(xlabel='x (m)', ylabel='y (m)', title='path (root x-y)', aspect='equal')
+    ax[0].legend()
+    ax[1].plot(res['t'], res['err'] * 1e3, label='|position error| (mm)')
+    ax[1].plot(res['t'], res['rot'] * 1e3, label='rotation error (mrad)')
+    ax[1].set(xlabel='t (s)', title='error to the target')
+    ax[1].legend()
+    if len(res['wrench']):
+        for k, name in enumerate(('fx', 'fy', 'fz')):
+            ax[2].plot(res['wrench_t'], res['wrench'][:, k], label=f'{name} (N)')
+    ax[2].set(xlabel='t (s)', title='~/external_wrench')
+    ax[2].legend()
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def main_task(args, ap, urdf, model):
+    from ..nodes.closed_loop import run_task
+    to_si = np.where(model.jtype == 0, np.pi / 180 if args.degrees else 1.0, 1.0)
+    start = task_start(model)
+    if args.start is not None:
+        if len(args.start) != model.n:
+            ap.error(f'--start needs {model.n} values ({", ".join(model.joint_names)})')
+        start = np.array(args.start) * to_si
+    if args.frame and args.frame not in model.frames:
+        ap.error(f'--frame {args.frame} is not a link of {model.name}')
+    if not (args.side > 0 and args.period > 0):
+        ap.error('--side and --period must be positive')
+    mode = args.mode if args.mode in ('cartesian_impedance', 'operational_space') else \
+        'cartesian_impedance'
+    try:
+        res = run_task(urdf, start, mode=mode, frame=args.frame or '', side=args.side,
+                       period=args.period)
+    except RuntimeError as e:
+        print(f'closed-loop-demo: {e}', file=sys.stderr)
+        return 1
+    print(task_summary(res))
+    plot_task(res, args.plot)
+    print(f'\nplot: {args.plot}   (node logs: {res["log_dir"]})')
+    if res['max'] > args.max_error:
+        print(f'closed-loop-demo: FAILED: the path error reached {res["max"] * 1e3:.2f} mm > '
+              f'--max-error {args.max_error * 1e3:g} mm', file=sys.stderr)
+        return 1
+    return 0
 
 
 def motion_time(model, start, goal, at_least=2.0):
@@ -171,7 +251,15 @@ def main(argv=None):
                     help='s (default: 2 s, longer when a joint would pass 80 %% of its velocity '
                          'limit)')
     ap.add_argument('--mode', default='computed_torque',
-                    choices=['computed_torque', 'feedforward', 'gravity'])
+                    choices=['computed_torque', 'feedforward', 'gravity', 'cartesian_impedance',
+                             'operational_space'])
+    ap.add_argument('--task', action='store_true',
+                    help='task-space: the task frame round a square (see above)')
+    ap.add_argument('--frame', help='--task: the task frame (default: the controller\'s)')
+    ap.add_argument('--side', type=float, default=0.1, help='--task: the square\'s side (m)')
+    ap.add_argument('--period', type=float, default=8.0, help='--task: seconds per lap')
+    ap.add_argument('--max-error', type=float, default=0.01, metavar='M',
+                    help='--task: exit status 1 when the path error exceeds this (m)')
     ap.add_argument('--kp', type=float, default=400.0)
     ap.add_argument('--kd', type=float, default=40.0)
     ap.add_argument('--friction-compensation', type=float, default=1.0, metavar='SHARE',
@@ -190,6 +278,8 @@ def main(argv=None):
     except ValueError as e:
         print(f'closed-loop-demo: {e}', file=sys.stderr)
         return 1
+    if args.task or args.mode in ('cartesian_impedance', 'operational_space'):
+        return main_task(args, ap, urdf, model)
     to_si = np.where(model.jtype == 0, np.pi / 180 if args.degrees else 1.0, 1.0)
     start, goal, duration = default_motion(model)
     if args.urdf is None:
