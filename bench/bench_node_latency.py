@@ -16,7 +16,7 @@
 Latency of feedforward_node: joint_states in, effort command out, over real DDS (loopback).
 
     bash scripts/dev.sh run python bench/bench_node_latency.py [--seconds 60] [--rate 1000]
-        [--fast-rate 2000] [--fast-seconds 20]
+        [--fast-rate 2000] [--fast-seconds 20] [--mode gravity]
 
 Another process publishes panda joint_states at --rate Hz for --seconds. Every effort message the
 node publishes is paired with the joint state it answers (~/torques carries that state's stamp; it
@@ -30,8 +30,9 @@ here, so it is not used). feedforward_node runs twice, with the momentum observe
 default). The three are driven in turn in 5 s blocks (so that they share whatever else the
 machine does). Reports sent, received, dropped and p50/p99/max latency at --rate for --seconds
 (targets: p50 within +0.1 ms and p99 within +0.5 ms of the echo, no more dropped than the echo)
-and at --fast-rate (reported). DDS stays on this machine
-(ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
+and at --fast-rate (reported). --mode runs feedforward_node in another mode (gravity by default;
+cartesian_impedance and operational_space: the task modes, holding the pose of the first state).
+DDS stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
 """
 import argparse
 import os
@@ -157,9 +158,9 @@ def run_rate(channels, rate, seconds, block=5.0):
     return [(c.label, c.sent, c.n_commands, np.array(c.lat)) for c in channels]
 
 
-def report(rate, seconds, rows, targets):
+def report(rate, seconds, rows, targets, mode='gravity'):
     """Print a table and, with ``targets``, each node's p50/p99/dropped against the echo's."""
-    print(f'\n{rate:.0f} Hz joint_states for {seconds:.0f} s (panda, gravity mode, '
+    print(f'\n{rate:.0f} Hz joint_states for {seconds:.0f} s (panda, {mode} mode, '
           f'SingleThreadedExecutor everywhere); latency publish -> effort receipt, ms')
     print(f'{"":<30} {"sent":>7} {"commands":>9} {"answered":>9} {"dropped":>8} {"p50":>7} '
           f'{"p99":>7} {"max":>7}')
@@ -190,6 +191,7 @@ def main():
     ap.add_argument('--fast-rate', type=float, default=2000.0,
                     help='reported too, without target (0: skip)')
     ap.add_argument('--fast-seconds', type=float, default=20.0)
+    ap.add_argument('--mode', default='gravity', help='feedforward_node\'s mode (default gravity)')
     args = ap.parse_args()
 
     exe = os.path.join(os.path.dirname(sys.executable), 'feedforward_node')
@@ -199,7 +201,7 @@ def main():
         for ns, observer in (('plain', 'false'), ('observed', 'true')):
             logs.append(open(os.path.join(tmp, f'{ns}.log'), 'w'))
             procs.append(subprocess.Popen(
-                [exe, '--ros-args', '-r', f'__ns:=/{ns}', '-p', 'mode:=gravity',
+                [exe, '--ros-args', '-r', f'__ns:=/{ns}', '-p', f'mode:={args.mode}',
                  '-p', f'observer.enabled:={observer}', '-r',
                  'robot_description:=/robot_description'],
                 stdout=logs[-1], stderr=subprocess.STDOUT))
@@ -232,9 +234,9 @@ def main():
                 interrupt(p, 10)
             for log in logs:
                 log.close()
-    report(args.rate, args.seconds, slow, targets=True)
+    report(args.rate, args.seconds, slow, targets=True, mode=args.mode)
     if fast is not None:
-        report(args.fast_rate, args.fast_seconds, fast, targets=False)
+        report(args.fast_rate, args.fast_seconds, fast, targets=False, mode=args.mode)
 
 
 if __name__ == '__main__':

@@ -296,6 +296,7 @@ class FeedforwardNode(Node):
         self.create_subscription(PoseStamped, '~/target_pose', self._on_target_pose, 10)
         self.create_subscription(TwistStamped, '~/target_twist', self._on_target_twist, 10)
         self.create_subscription(WrenchStamped, '~/target_wrench', self._on_target_wrench, 10)
+        self.wrench_pending = None      # (external torques, stamp) for ~/external_wrench
         self.target_time = None         # monotonic time of the last target pose or twist
         self.target_streaming = False   # targets coming within task.target_timeout of each other
         self.create_service(Trigger, '~/reset_collision', self._on_reset_collision)
@@ -603,6 +604,8 @@ class FeedforwardNode(Node):
             self._observe(msg.header.stamp, self.motor)
         if self.values['rate'] == 0:
             self._command(now)
+            if self.wrench_pending is not None:
+                self._publish_wrench()
 
     def _take_efforts(self, msg):
         model_idx, msg_idx = self.ctrl.state_map(msg.name)
@@ -683,7 +686,11 @@ class FeedforwardNode(Node):
                                                self.get_clock().now().to_msg())
             self.external_pub.publish(msg)
             if ctrl.mode in TASK_MODES and ctrl.law is not None:
-                self._publish_wrench(ctrl, r, header_stamp)
+                # after this state's command when commanding per state (the estimate runs before
+                # it; the wrench, ~40 us with its message, need not)
+                self.wrench_pending = (r.copy(), header_stamp)
+                if self.values['rate'] != 0:
+                    self._publish_wrench()
         # detection is armed once the estimate has settled (5 / K_O of samples since it started)
         # under the thresholds: what held the arm until then (brakes, drives the commands do not
         # reach yet) shows as external torques and must not count as a collision
@@ -704,13 +711,17 @@ class FeedforwardNode(Node):
                 f'the thresholds {self.thresholds[over].tolist()}; reaction {reaction}' +
                 (' until ~/reset_collision' if reaction != 'none' else ''))
 
-    def _publish_wrench(self, ctrl, r, stamp):
+    def _publish_wrench(self):
         """
         ~/external_wrench: the external torques r as the wrench at the task frame (root axes).
 
         F = (J J^T + mu 1)^-1 J r, the damped pseudo-inverse of J^T on the commanded joints:
         what a person pushing the frame applies (the torques J^T F explain r best).
         """
+        ctrl, (r, stamp) = self.ctrl, self.wrench_pending
+        self.wrench_pending = None
+        if ctrl.law is None:
+            return
         J = ctrl.law.jacobian[:, ctrl.cmd]
         F = np.linalg.solve(J @ J.T + SINGULARITY_DAMPING * np.eye(6), J @ r[ctrl.cmd])
         msg = self.out.wrench_msg
