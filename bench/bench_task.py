@@ -108,10 +108,12 @@ def main():
                 print(f'{arm:<7} {mode:<20} {t_cmd:8.2f}')
                 continue
             law = c.law
+            law.torques(q, qd)                  # its singularity_damping at q (0 here)
             t_law = per_call(lambda: law.torques(q, qd), number, repeat)
             target = c.task_target
             ref = pinocchio_law(pm, pd, fid, cmd, K, np.ones(6), np.full(k, 10.0),
-                                np.ones(k), np.array(q0)[:k], 1e-4, mode == 'operational_space')
+                                np.ones(k), np.array(q0)[:k], c.law.singularity_damping,
+                                mode == 'operational_space')
             tau_ref = ref(q, qd, target[0], target[1])
             tau = law.torques(q, qd)
             assert np.abs(tau - tau_ref).max() <= 1e-9 * np.abs(tau_ref).max(), \

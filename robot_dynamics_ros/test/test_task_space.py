@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from robot_dynamics_ros.control.task_space import TaskSpaceLaw, rotation_error
+from robot_dynamics_ros.control.task_space import SINGULAR_RATIO, TaskSpaceLaw, rotation_error
 from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, crba,
                                          frame_bias_acceleration, frame_jacobian, frame_placement)
 from robot_dynamics_ros.simulation import Simulator
@@ -49,23 +49,32 @@ def arm(name, armature=ARMATURE):
     return model, frame, np.arange(k)
 
 
-def reference(model, frame, cmd, q, qd, K, zeta, Kn, zn, qn, target, mode, projector, mu=1e-4):
+def reference(model, frame, cmd, q, qd, K, zeta, Kn, zn, qn, target, mode, projector, mu=1e-4,
+              D_min=np.zeros(6)):
+    mu_kin = mu                         # the kinematic projector's damping is always on
     """Write the law out with numpy (Lambda and N of the commanded joints)."""
     pd, Rd, vd, ad, w = target
     T = frame_placement(model, q, frame)
     J = frame_jacobian(model, q, frame)[:, cmd]
     Mc = crba(model, q)[np.ix_(cmd, cmd)]
-    Lam = np.linalg.inv(J @ np.linalg.solve(Mc, J.T) + mu * np.eye(6))
+    A = J @ np.linalg.solve(Mc, J.T)
+    try:
+        d = np.diag(np.linalg.cholesky(A)) ** 2
+        ratio = d.min() / d.max()
+    except np.linalg.LinAlgError:
+        ratio = 0.0
+    mu = 0.0 if ratio >= SINGULAR_RATIO else mu * (1 - ratio / SINGULAR_RATIO) ** 2
+    Lam = np.linalg.inv(A + mu * np.eye(6))
     e = np.concatenate([pd - T[:3, 3], Rotation.from_matrix(Rd @ T[:3, :3].T).as_rotvec()])
     v = frame_jacobian(model, q, frame) @ qd
-    f = K * e + 2 * zeta * np.sqrt(K * np.diag(Lam)) * (vd - v) + w
+    f = K * e + np.maximum(2 * zeta * np.sqrt(K * np.diag(Lam)), D_min) * (vd - v) + w
     if mode == 'operational_space':
         f += Lam @ (ad - frame_bias_acceleration(model, q, qd, frame))
     t0 = Kn * (qn - q[cmd]) - 2 * zn * np.sqrt(Kn * np.diag(Mc)) * qd[cmd]
     if projector == 'dynamic':
         N = np.eye(len(cmd)) - J.T @ (np.linalg.solve(Mc, J.T) @ Lam).T
     else:
-        N = np.eye(len(cmd)) - J.T @ np.linalg.solve(J @ J.T + mu * np.eye(6), J)
+        N = np.eye(len(cmd)) - J.T @ np.linalg.solve(J @ J.T + mu_kin * np.eye(6), J)
     tau = bias_torques(model, q, qd)
     tau[cmd] += J.T @ f + N @ t0
     return tau
@@ -82,7 +91,9 @@ def test_the_law_equals_its_formula(name, mode, projector):
         K, zeta = rng.uniform(10, 2000, 6), rng.uniform(0.3, 1.5, 6)
         Kn, zn, qn = rng.uniform(0, 20, len(cmd)), rng.uniform(0.3, 1, len(cmd)), \
             rng.uniform(-1, 1, len(cmd))
-        law.set_stiffness(K), law.set_damping_ratio(zeta)
+        K[rng.integers(6)] = 0.0                    # an axis free: D_min damps it
+        D_min = rng.uniform(0, 50, 6)
+        law.set_stiffness(K), law.set_damping_ratio(zeta), law.set_min_damping(D_min)
         law.set_nullspace(Kn, zn, qn, projector)
         q, qd = rng.uniform(-1.5, 1.5, model.n), rng.normal(size=model.n)
         target = (rng.normal(size=3) * 0.05 + frame_placement(model, q, frame)[:3, 3],
@@ -90,7 +101,8 @@ def test_the_law_equals_its_formula(name, mode, projector):
                   *rng.normal(size=(3, 6)))
         law.set_target(*target)
         ours = law.torques(q, qd)
-        ref = reference(model, frame, cmd, q, qd, K, zeta, Kn, zn, qn, target, mode, projector)
+        ref = reference(model, frame, cmd, q, qd, K, zeta, Kn, zn, qn, target, mode, projector,
+                        D_min=D_min)
         assert np.abs(ours - ref).max() <= 1e-9 * np.abs(ref).max(), (name, mode, projector)
 
 
@@ -255,3 +267,25 @@ def test_a_far_target_asks_at_most_k_max_error():
     assert np.allclose(law.error[:3] / 0.05, [0.0, 0.6, 0.8])       # the direction is kept
     assert np.linalg.norm(law.error[3:]) == pytest.approx(0.2)
     assert np.allclose(law.error[3:], [0.0, 0.0, 0.2])
+
+
+def test_lambda_is_damped_only_near_a_singularity():
+    model, frame, cmd = arm('ur5', armature=0.0)
+    law = TaskSpaceLaw(model, cmd, frame, 'operational_space')
+    law.set_stiffness(K_DEFAULT)
+    rng = np.random.default_rng(5)
+    for wrist_2, damped in ((-1.57, False), (0.05, False), (1e-3, True), (0.0, True)):
+        q = np.array(WORK_POSES['ur5'])
+        q[4] = wrist_2
+        qd = rng.normal(size=model.n) * 0.1
+        T = frame_placement(model, q, frame)
+        target = (T[:3, 3] + 0.01, T[:3, :3], *rng.normal(size=(3, 6)))
+        law.set_target(*target)
+        law.set_nullspace(5.0, 1.0, q, 'dynamic')
+        tau = law.torques(q, qd)
+        assert (law.singularity_damping > 0) == damped, (wrist_2, law.singularity_damping)
+        assert law.singularity_damping <= 1e-4
+        ref = reference(model, frame, cmd, q, qd, K_DEFAULT, np.ones(6), np.full(6, 5.0),
+                        np.ones(6), q, target, 'operational_space', 'dynamic')
+        assert np.all(np.isfinite(tau))
+        assert np.abs(tau - ref).max() <= 1e-6 * np.abs(ref).max(), wrist_2

@@ -344,3 +344,34 @@ def test_wrong_targets_are_refused_and_a_stopped_stream_held(tmp_path):
         assert 'Traceback' not in rig.ctrl.log()
     finally:
         rig.close()
+
+
+def test_hand_guiding_with_zero_stiffness(tmp_path):
+    """
+    The README's recipe: zero stiffness, some damping, the nullspace holding the posture.
+
+    A 15 N push along y for 0.5 s moves panda's hand, ~/external_wrench shows the push, and once
+    released the hand stops (task.min_damping) where it was pushed to, instead of springing back.
+    """
+    rig = Rig(tmp_path, 'panda', 'cartesian_impedance', 'guide',
+              '-p', 'task.stiffness:=[0.0, 0.0, 0.0, 0.0, 0.0, 0.0]',
+              '-p', 'task.min_damping:=[30.0, 30.0, 30.0, 1.0, 1.0, 1.0]')
+    try:
+        rig.ready()
+        T0 = rig.first_pose()
+        push = np.array([0.0, 15.0, 0.0, 0.0, 0.0, 0.0])
+        rig.apply_wrench(push)
+        time.sleep(0.5)
+        F = rig.wrenches[-1].wrench
+        seen = np.array([F.force.x, F.force.y, F.force.z])
+        rig.apply_wrench(np.zeros(6))
+        assert rig.wait(lambda: rig.still() < 1e-3, 10), rig.still()
+        moved = rig.pose()[:3, 3] - T0[:3, 3]
+        print(f'pushed 15 N for 0.5 s: the hand moved {np.round(moved * 1e3, 1)} mm; '
+              f'~/external_wrench during the push {np.round(seen, 2)} N')
+        assert moved[1] > 0.02 and abs(moved[1]) > 3 * max(abs(moved[0]), abs(moved[2]))
+        assert abs(seen[1] - 15.0) < 1.5 and np.abs(seen[[0, 2]]).max() < 1.5
+        time.sleep(1.0)             # no spring: it stays where it was pushed to
+        assert np.linalg.norm(rig.pose()[:3, 3] - T0[:3, 3] - moved) < 2e-3
+    finally:
+        rig.close()

@@ -46,7 +46,8 @@ MAX_RATE_STEP = 0.01     # s: the torque-rate limit allows at most this long a s
 TWIST_GAP = 0.1          # s: successive target twists further apart give no target acceleration
 # what task= takes, with the defaults (the node's parameters task.* and nullspace.*)
 TASK_DEFAULTS = dict(frame='', stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0),
-                     damping_ratio=(1.0,), max_error=(0.05, 0.3), max_torque_rate=(1000.0,),
+                     damping_ratio=(1.0,), min_damping=(0.0,), max_error=(0.05, 0.3),
+                     max_torque_rate=(1000.0,),
                      nullspace_stiffness=(10.0,), nullspace_damping_ratio=(1.0,), posture=(),
                      projector='dynamic')
 TIMEOUT_BEHAVIOURS = ('zero', 'gravity')
@@ -237,6 +238,7 @@ class Controller:
             raise ValueError(f'task.stiffness needs 6 values (N/m x3, N m/rad x3), got '
                              f'{list(t["stiffness"])}')
         damping_ratio = _values(t['damping_ratio'], 6, 'task.damping_ratio')
+        min_damping = _values(t['min_damping'], 6, 'task.min_damping')
         max_error = _values(t['max_error'], 2, 'task.max_error', inf=True)
         if len(t['max_error']) != 2 or np.any(max_error <= 0):
             raise ValueError(f'task.max_error needs 2 values > 0 (m, rad), got '
@@ -252,6 +254,7 @@ class Controller:
             raise ValueError(f'nullspace.projector must be one of {PROJECTORS}, got '
                              f'"{t["projector"]}"')
         self.task = dict(frame=frame, stiffness=stiffness, damping_ratio=damping_ratio,
+                         min_damping=min_damping,
                          max_error=max_error, max_torque_rate=rate, nullspace_stiffness=kn,
                          nullspace_damping_ratio=zn, posture=posture, projector=t['projector'])
         self.law = None
@@ -348,6 +351,7 @@ class Controller:
             t = self.task
             law = TaskSpaceLaw(self.model, self.cmd, t['frame'], self.mode)
             law.set_damping_ratio(t['damping_ratio'])
+            law.set_min_damping(t['min_damping'])
             law.set_max_error(t['max_error'])
             law.set_limits(self.limits)
             law.set_nullspace(t['nullspace_stiffness'], t['nullspace_damping_ratio'],

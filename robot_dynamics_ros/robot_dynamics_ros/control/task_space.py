@@ -31,9 +31,11 @@ impedance law's (N/m, N m/rad). Khatib's unit-mass form tau = J^T Lambda (K' e -
 has the configuration-dependent stiffness Lambda K' instead: it is not what ``stiffness`` means
 here.
 
-Damping: D is diagonal, D_i = 2 zeta_i sqrt(K_i Lambda_ii) (the ``damping_ratio`` zeta per axis,
-1 critical). Exact for a decoupled Lambda; the off-diagonal terms of Lambda are not damped
-specially (what franka's and CRISP's examples do with a constant D, here scaled to the arm).
+Damping: D is diagonal, D_i = max(2 zeta_i sqrt(K_i Lambda_ii), D_min,i) (the ``damping_ratio``
+zeta per axis, 1 critical; ``min_damping`` D_min, N s/m and N m s/rad, 0 by default). Exact for a
+decoupled Lambda; the off-diagonal terms of Lambda are not damped specially (what franka's and
+CRISP's examples do with a constant D, here scaled to the arm). With zero stiffness (hand
+guiding) the ratio gives no damping at all: D_min is what a pushed arm then slows down with.
 
 Nullspace: tau_0 = K_n (q_n - q) - D_n qd with D_n,i = 2 zeta_n,i sqrt(K_n,i M_ii), clamped to
 the effort limits first and then projected (a clamp after the projection would put back what the
@@ -43,7 +45,11 @@ the frame).
 
 Only the commanded joints act: J, M and Lambda are those of the commanded joints, the others held
 where they are (a hand's fingers on an arm). mu damps Lambda near singularities (see
-``dynamics.frames``); here ``SINGULARITY_DAMPING``.
+``dynamics.frames``), and only there: ``SINGULARITY_DAMPING`` times (1 - ratio /
+``SINGULAR_RATIO``)^2 when the ratio of the smallest to the largest pivot of the Cholesky factor
+of J M^-1 J^T falls below ``SINGULAR_RATIO``, else 0 (``singularity_damping`` after a call): a
+damped Lambda makes N leak (J-bar^T N = mu Lambda J-bar^T), which a hand-guided arm showed as a
+creep of 0.3 mm/s.
 
 The law is one compiled function (``task_command``): state in, torques out, nothing allocated.
 """
@@ -59,6 +65,10 @@ from ..dynamics.linalg import cholesky, cholesky_solve
 TASK_MODES = ('cartesian_impedance', 'operational_space')
 PROJECTORS = ('dynamic', 'kinematic')
 SINGULARITY_DAMPING = 1e-4       # mu (1/kg): Lambda <= 1e4 kg along a lost direction
+# below this ratio of the smallest to the largest pivot of J M^-1 J^T's Cholesky factor, Lambda is
+# damped (ur5: 1.4e-2 at a working pose, 4.8e-4 with wrist_2 0.05 rad from its singularity,
+# 1.9e-7 at 1e-3 rad; panda 0.9-1.5e-2 over its range's middle)
+SINGULAR_RATIO = 1e-4
 
 _F1, _F2 = (types.Array(types.float64, d, 'C') for d in (1, 2))
 
@@ -70,7 +80,7 @@ def _param_layout(k):
     """Offsets in the parameter vector P of a law commanding k joints."""
     names = (('k', 1), ('cmd', k), ('K', 6), ('zeta', 6), ('max_error', 2), ('mu', 1),
              ('mode', 1), ('projector', 1), ('Kn', k), ('zeta_n', k), ('posture', k),
-             ('limits', k))
+             ('limits', k), ('D_min', 6))
     out, o = {}, 0
     for name, size in names:
         out[name] = o
@@ -81,7 +91,7 @@ def _param_layout(k):
 
 def _work_size(n, k):
     """Size of the workspace W: outputs first (see ``TaskSpaceLaw``), then scratch."""
-    return 16 + 6 + 6 + 6 + 36 + n + n * n + 6 * n + 6 * k + k * k + 6 * k + 36 + 36 + 3 * k + 12
+    return 16 + 6 + 6 + 6 + 36 + n + n * n + 6 * n + 6 * k + k * k + 6 * k + 36 + 36 + 3 * k + 13
 
 
 @njit(cache=True, inline='always')
@@ -136,7 +146,7 @@ def TaskLaw(model, ws, wc, q, qd, F, P, X, W, tau):
     o_z, o_me, o_mu = o_K + 6, o_K + 12, o_K + 14
     mode, projector = P[o_K + 15], P[o_K + 16]
     o_Kn = o_K + 17
-    o_zn, o_qn, o_lim = o_Kn + k, o_Kn + 2 * k, o_Kn + 3 * k
+    o_zn, o_qn, o_lim, o_dm = o_Kn + k, o_Kn + 2 * k, o_Kn + 3 * k, o_Kn + 4 * k
     mu = P[o_mu]
     # outputs: T (4x4) | e (6) | v (6) | Jdqd (6) | Lambda (6x6) | h (n) | H (n x n) | J (6 x n)
     T = _view(W, 0, (4, 4))
@@ -174,10 +184,23 @@ def TaskLaw(model, ws, wc, q, qd, F, P, X, W, tau):
             Y[j, r] = y[j]
     for r in range(6):
         for c in range(6):
-            s = mu if r == c else 0.0
+            s = 0.0
             for j in range(k):
                 s += Jc[r, j] * Y[j, c]
-            A[r, c] = s
+            A[r, c] = B[r, c] = s
+    # damped only near a singularity (a damped Lambda leaks nullspace torque into the frame: a
+    # pushed arm in hand guiding crept at 0.3 mm/s with mu always on): the pivots of A's
+    # Cholesky factor tell how close, mu_eff = mu (1 - ratio / SINGULAR_RATIO)^2 below it
+    ratio = 0.0
+    if cholesky(B, 6):
+        lo, hi = B[0, 0] ** 2, B[0, 0] ** 2
+        for r in range(1, 6):
+            lo, hi = min(lo, B[r, r] ** 2), max(hi, B[r, r] ** 2)
+        ratio = lo / hi
+    mu_eff = 0.0 if ratio >= SINGULAR_RATIO else mu * (1.0 - ratio / SINGULAR_RATIO) ** 2
+    W[W.shape[0] - 1] = mu_eff                         # the last element: an output
+    for r in range(6):
+        A[r, r] += mu_eff
     ok6 = cholesky(A, 6)
     for c in range(6):
         for r in range(6):
@@ -205,7 +228,7 @@ def TaskLaw(model, ws, wc, q, qd, F, P, X, W, tau):
     # the task wrench f = K e + D (v_d - v) + w_ff (+ Lambda (a_d - Jdot qd))
     for r in range(6):
         K = P[o_K + r]
-        D = 2.0 * P[o_z + r] * math.sqrt(K * max(Lam[r, r], 0.0))
+        D = max(2.0 * P[o_z + r] * math.sqrt(K * max(Lam[r, r], 0.0)), P[o_dm + r])
         f[r] = K * e[r] + D * (X[X_V + r] - v[r]) + X[X_W + r]
         g[r] = X[X_A + r] - jdqd[r]
     if mode == 1.0:
@@ -268,7 +291,7 @@ def task_command(data, q, qd, F, P, X, W, tau):
     k = int(P[0])
     if (q.shape[0] != n or qd.shape[0] != n or tau.shape[0] != n or X.shape[0] != X_SIZE
             or W.shape[0] < 16 + 6 + 6 + 6 + 36 + n + n * n + 6 * n + 6 * k + k * k + 6 * k
-            + 36 + 36 + 3 * k + 12 or P.shape[0] != 1 + 5 * k + 17):
+            + 36 + 36 + 3 * k + 13 or P.shape[0] != 1 + 5 * k + 23):
         raise ValueError('the task law got arrays of the wrong size for this model')
     TaskLaw(model, ws, wc, q, qd, F, P, X, W, tau)
 
@@ -342,6 +365,11 @@ class TaskSpaceLaw:
         self.set_limits(np.full(k, math.inf))
         self._set('mu', [SINGULARITY_DAMPING])
 
+    @property
+    def singularity_damping(self):
+        """The mu the last call used (0 away from singularities)."""
+        return float(self.W[-1])
+
     def _set(self, name, values):
         o = self._layout[name]
         self.P[o:o + len(values)] = values
@@ -361,6 +389,9 @@ class TaskSpaceLaw:
 
     def set_damping_ratio(self, zeta):
         self._set('zeta', _values(zeta, 6, 'task.damping_ratio'))
+
+    def set_min_damping(self, D_min):
+        self._set('D_min', _values(D_min, 6, 'task.min_damping'))
 
     def set_max_error(self, max_error):
         m = _values(max_error, 2, 'task.max_error', inf=True)

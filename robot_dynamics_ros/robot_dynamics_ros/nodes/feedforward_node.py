@@ -149,6 +149,9 @@ PARAMETERS = {
     'task.damping_ratio': ('float[]', list(TASK_DEFAULTS['damping_ratio']),
                            'damping ratio per axis (1 or 6 values; 1: critical): D = 2 zeta '
                            'sqrt(K Lambda_ii)', False),
+    'task.min_damping': ('float[]', list(TASK_DEFAULTS['min_damping']),
+                         'the least task-space damping (1 or 6 values: N s/m x3, N m s/rad x3): '
+                         'with zero stiffness (hand guiding) the ratio gives none', False),
     'task.max_error': ('float[]', list(TASK_DEFAULTS['max_error']),
                        'the pose error is clipped to this (m, rad): a far target asks at most K '
                        'max_error', False),
@@ -498,7 +501,8 @@ class FeedforwardNode(Node):
     @staticmethod
     def _task(v):
         return dict(frame=v['task.frame'], stiffness=v['task.stiffness'],
-                    damping_ratio=v['task.damping_ratio'], max_error=v['task.max_error'],
+                    damping_ratio=v['task.damping_ratio'], min_damping=v['task.min_damping'],
+                    max_error=v['task.max_error'],
                     max_torque_rate=v['task.max_torque_rate'],
                     nullspace_stiffness=v['nullspace.stiffness'],
                     nullspace_damping_ratio=v['nullspace.damping_ratio'],
