@@ -71,7 +71,7 @@ def square(start, side, period, t):
 
 def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0.1, period=8.0,
              laps=1, stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0), armature=0.1,
-             log_dir=None, timeout=60.0):
+             friction_compensation=1.0, log_dir=None, timeout=60.0):
     """
     Run the controller in a task mode and move its frame round a square; return the record.
 
@@ -98,6 +98,7 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
         subprocess.Popen([_exe('feedforward_node'), '--ros-args', '-p', f'mode:={mode}',
                           '-p', f'armature:=[{float(armature)}]',
                           '-p', f'task.stiffness:={_ros_list(stiffness)}',
+                          '-p', f'friction_compensation:={float(friction_compensation)}',
                           *(['-p', f'task.frame:={frame}'] if frame else [])],
                          stdout=logs[1], stderr=subprocess.STDOUT, env=os.environ.copy()),
     ]
