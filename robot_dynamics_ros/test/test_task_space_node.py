@@ -375,3 +375,46 @@ def test_hand_guiding_with_zero_stiffness(tmp_path):
         assert np.linalg.norm(rig.pose()[:3, 3] - T0[:3, 3] - moved) < 2e-3
     finally:
         rig.close()
+
+
+def test_switching_modes_at_runtime_is_bumpless_and_bad_values_are_refused(tmp_path):
+    """
+    computed_torque -> cartesian_impedance -> operational_space -> computed_torque, pushed.
+
+    Under a 20 N push computed torque holds with M Kp e; the task mode starts at the pose it finds
+    (e = 0): its torques would jump by J^T w, and change at task.max_torque_rate instead.
+    """
+    rig = Rig(tmp_path, 'ur5', 'computed_torque', 'switch', '-p', 'kp:=[400.0]',
+              '-p', 'kd:=[40.0]', '-p', 'task.max_torque_rate:=[200.0]')
+    try:
+        assert rig.ctrl.wait_log('ready in', 60) and rig.sim.wait_log('releasing the brakes', 60)
+        time.sleep(1.0)
+        rig.apply_wrench(np.array([20.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
+        time.sleep(1.0)
+        for mode in ('cartesian_impedance', 'operational_space', 'computed_torque'):
+            mark = len(rig.torques)
+            assert rig.set_params(mode=mode)[0].successful
+            # this node's subscriptions lag: wait for 1.5 s of answers (by their stamps)
+            assert rig.wait(lambda: seconds_of(rig.torques[-1]) - seconds_of(rig.torques[mark])
+                            > 1.5 and rig.still() < 1e-3, 8), (mode, rig.still())
+            effort, steepest = torque_steps(rig, rig.torques[-1].name, mark)
+            before = np.array(rig.torques[mark - 1].effort)
+            change = np.abs(np.array(rig.torques[-1].effort) - before).max()
+            print(f'-> {mode}: the efforts changed by up to {change:.2f} N m, steepest '
+                  f'{steepest:.0f} N m/s, at most {effort:.2f} of the limits')
+            assert effort <= 1.0 + 1e-9
+            if mode != 'computed_torque':       # the rate limit holds within the task modes
+                assert steepest <= 200.0 * (1 + 1e-3), (mode, steepest)
+        for name, value, why in [
+                ('task.stiffness', [100.0] * 5, 'task.stiffness needs'),
+                ('task.frame', 'tool1', 'did you mean "tool0"'),
+                ('task.max_error', [0.0, 0.1], 'task.max_error needs 2 values > 0'),
+                ('task.damping_ratio', [float('nan')], 'task.damping_ratio'),
+                ('nullspace.projector', 'orthogonal', 'nullspace.projector must be one of'),
+                ('task.max_torque_rate', [0.0], 'task.max_torque_rate must be > 0'),
+                ('nullspace.posture', [0.1, 0.2], 'nullspace.posture needs')]:
+            result = rig.set_params(**{name.replace('.', '__'): value})[0]
+            assert not result.successful and why in result.reason, (name, result.reason)
+        assert rig.ctrl.alive() and 'Traceback' not in rig.ctrl.log()
+    finally:
+        rig.close()
