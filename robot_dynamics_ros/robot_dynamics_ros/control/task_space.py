@@ -367,7 +367,7 @@ class TaskSpaceLaw:
 
     @property
     def singularity_damping(self):
-        """The mu the last call used (0 away from singularities)."""
+        """Return the mu the last call used (0 away from singularities)."""
         return float(self.W[-1])
 
     def _set(self, name, values):
