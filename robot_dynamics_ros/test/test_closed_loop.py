@@ -113,12 +113,15 @@ def test_the_task_demo_moves_a_frame_round_a_square(tmp_path, capsys, arm, mode)
     ``closed-loop-demo --task`` from its default start, friction compensated.
 
     Idle here: xarm7 (1 N m of Coulomb friction a joint in its URDF) RMS 1.8 mm, max 4.3 mm;
-    kinova in operational_space 0.44 / 1.35 mm. The test allows --max-error 1 cm (the demo's
-    default) for a loaded CI machine.
+    kinova in operational_space 0.44 / 1.35 mm. Beside a CI set-up (pip, compiles) kinova
+    reached 11.4 mm (RMS 2.5 mm, 8 % of the poses missing), so the test allows 2.5 cm; what it
+    is to catch was 40-70 mm (a start near a singularity, friction not compensated, the arm
+    fallen onto its stops before the lap).
     """
     urdf = os.path.join(erd_root(), ROBOTS[arm])
     plot = tmp_path / f'{arm}.png'
-    assert demo.main(['--task', '--urdf', urdf, '--mode', mode, '--plot', str(plot)]) == 0
+    assert demo.main(['--task', '--urdf', urdf, '--mode', mode, '--max-error', '0.025',
+                      '--plot', str(plot)]) == 0
     out = capsys.readouterr().out
     assert f'({mode}): a square of 0.1 m' in out, out
     assert plot.stat().st_size > 10_000

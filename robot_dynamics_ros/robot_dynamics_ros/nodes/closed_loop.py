@@ -50,6 +50,58 @@ def _ros_list(values):
     return '[' + ', '.join(repr(float(v)) for v in values) + ']'
 
 
+class _Loop:
+    """simulator_node and feedforward_node as processes with their logs, and this one's node."""
+
+    def __init__(self, urdf_path, q_start, sim_params, ctrl_params, log_dir=None):
+        import rclpy
+        self.log_dir = log_dir or tempfile.mkdtemp(prefix='closed-loop-demo-')
+        self.logs = [open(os.path.join(self.log_dir, f'{n}.log'), 'w')
+                     for n in ('simulator', 'controller')]
+        sim = dict(urdf_file=urdf_path, initial_positions=_ros_list(q_start),
+                   publish_rate=1000.0, **sim_params)
+        self.procs = [
+            subprocess.Popen(
+                [_exe(exe), '--ros-args', *[a for k, v in params.items()
+                                            for a in ('-p', f'{k}:={v}')]],
+                stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
+            for exe, params, log in (('simulator_node', sim, self.logs[0]),
+                                     ('feedforward_node', ctrl_params, self.logs[1]))]
+        rclpy.init()
+        self.rclpy, self.node = rclpy, rclpy.create_node('closed_loop_demo')
+
+    def spin_for(self, seconds, until=None, period=0.01):
+        """Spin for ``seconds``, or until ``until()``; return whether it came (True without)."""
+        end = time.monotonic() + seconds
+        while time.monotonic() < end:
+            self.rclpy.spin_once(self.node, timeout_sec=period)
+            if until is not None and until():
+                return True
+        return until is None
+
+    def reset_simulator(self):
+        """Put the simulated arm back at its start, at rest (the simulator's ~/reset)."""
+        from std_srvs.srv import Trigger
+        reset = self.node.create_client(Trigger, '/dynamics_simulator/reset')
+        if not reset.wait_for_service(timeout_sec=10.0):
+            raise RuntimeError('simulator_node has no reset service; logs in ' + self.log_dir)
+        future = reset.call_async(Trigger.Request())
+        self.spin_for(10.0, future.done)
+
+    def close(self):
+        self.node.destroy_node()
+        self.rclpy.shutdown()
+        for p in self.procs:
+            p.terminate()
+        for p in self.procs:
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                p.kill()
+        for f in self.logs:
+            f.close()
+
+
 def square(start, side, period, t):
     """
     Return (position, velocity) at time t on a square with one corner at ``start``.
@@ -81,29 +133,19 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
     and ~/external_wrench.
     """
     os.environ.update(_env())
-    import rclpy
     from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
 
     from ..dynamics import RobotModel
 
     model = RobotModel.from_urdf_file(urdf_path)
     q_start = np.asarray(q_start, float)
-    log_dir = log_dir or tempfile.mkdtemp(prefix='closed-loop-demo-')
-    logs = [open(os.path.join(log_dir, f'{n}.log'), 'w') for n in ('simulator', 'controller')]
-    procs = [
-        subprocess.Popen([_exe('simulator_node'), '--ros-args', '-p', f'urdf_file:={urdf_path}',
-                          '-p', f'initial_positions:={_ros_list(q_start)}',
-                          '-p', 'publish_rate:=1000.0', '-p', f'armature:=[{float(armature)}]'],
-                         stdout=logs[0], stderr=subprocess.STDOUT, env=os.environ.copy()),
-        subprocess.Popen([_exe('feedforward_node'), '--ros-args', '-p', f'mode:={mode}',
-                          '-p', f'armature:=[{float(armature)}]',
-                          '-p', f'task.stiffness:={_ros_list(stiffness)}',
-                          '-p', f'friction_compensation:={float(friction_compensation)}',
-                          *(['-p', f'task.frame:={frame}'] if frame else [])],
-                         stdout=logs[1], stderr=subprocess.STDOUT, env=os.environ.copy()),
-    ]
-    rclpy.init()
-    node = rclpy.create_node('closed_loop_demo')
+    ctrl_params = {'mode': mode, 'armature': f'[{float(armature)}]',
+                   'task.stiffness': _ros_list(stiffness),
+                   'friction_compensation': float(friction_compensation)}
+    if frame:
+        ctrl_params['task.frame'] = frame
+    loop = _Loop(urdf_path, q_start, {'armature': f'[{float(armature)}]'}, ctrl_params, log_dir)
+    node, log_dir, spin_for = loop.node, loop.log_dir, loop.spin_for
     poses, wrenches = [], []        # (wall time, [x y z], R) and (wall time, [f; t])
 
     def on_pose(m):
@@ -121,14 +163,6 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
     twist_pub = node.create_publisher(TwistStamped, f'{ctrl}/target_twist', 10)
     targets = []                    # (wall time, position)
 
-    def spin_for(seconds, until=None):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.002)
-            if until is not None and until():
-                return True
-        return until is None
-
     try:
         if not spin_for(timeout, lambda: len(poses) > 200 and pose_pub.get_subscription_count()):
             raise RuntimeError('the loop did not start (no ~/current_pose from the controller); '
@@ -136,8 +170,6 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
         # The arm fell while the controller was still loading (its zero commands released the
         # brakes), and the task target is where the mode became active. Put the arm back at the
         # start, at rest, and the target at its frame's pose there.
-        from std_srvs.srv import Trigger
-
         from ..control import default_joints, default_task_frame
         from ..dynamics import frame_placement
         from ..dynamics.frames import quaternion
@@ -148,11 +180,7 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
         o = hold.pose.orientation
         o.x, o.y, o.z, o.w = map(float, quaternion(T))
         pose_pub.publish(hold)
-        reset = node.create_client(Trigger, '/dynamics_simulator/reset')
-        if not reset.wait_for_service(timeout_sec=10.0):
-            raise RuntimeError('simulator_node has no reset service; logs in ' + log_dir)
-        future = reset.call_async(Trigger.Request())
-        spin_for(10.0, future.done)
+        loop.reset_simulator()
         spin_for(1.5)
         center, quat = poses[-1][1].copy(), poses[-1][2].copy()
         n0, t0 = len(poses), time.monotonic()
@@ -173,19 +201,9 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
                 pose_pub.publish(target)
                 targets.append((now - t0, p))
                 next_send += 0.01
-            rclpy.spin_once(node, timeout_sec=0.001)
+            spin_for(0.001, period=0.001)
     finally:
-        node.destroy_node()
-        rclpy.shutdown()
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        for f in logs:
-            f.close()
+        loop.close()
     rec = poses[n0:]
     if len(rec) < 100:
         raise RuntimeError(f'too few poses recorded ({len(rec)}); logs in {log_dir}')
@@ -215,10 +233,8 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
     else None.
     """
     os.environ.update(_env())
-    import rclpy
     from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus
     from sensor_msgs.msg import JointState
-    from std_srvs.srv import Trigger
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
     from ..dynamics import RobotModel
@@ -226,20 +242,10 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
 
     model = RobotModel.from_urdf_file(urdf_path)
     q_start, q_goal = np.asarray(q_start, float), np.asarray(q_goal, float)
-    log_dir = log_dir or tempfile.mkdtemp(prefix='closed-loop-demo-')
-    logs = [open(os.path.join(log_dir, f'{n}.log'), 'w') for n in ('simulator', 'controller')]
-    procs = [
-        subprocess.Popen([_exe('simulator_node'), '--ros-args', '-p', f'urdf_file:={urdf_path}',
-                          '-p', f'initial_positions:={_ros_list(q_start)}',
-                          '-p', 'publish_rate:=1000.0', '-p', f'integrator:={integrator}'],
-                         stdout=logs[0], stderr=subprocess.STDOUT, env=os.environ.copy()),
-        subprocess.Popen([_exe('feedforward_node'), '--ros-args', '-p', f'mode:={mode}',
-                          '-p', f'kp:=[{float(kp)}]', '-p', f'kd:=[{float(kd)}]',
-                          '-p', f'friction_compensation:={float(friction_compensation)}'],
-                         stdout=logs[1], stderr=subprocess.STDOUT, env=os.environ.copy()),
-    ]
-    rclpy.init()
-    node = rclpy.create_node('closed_loop_demo')
+    loop = _Loop(urdf_path, q_start, {'integrator': integrator}, {
+        'mode': mode, 'kp': f'[{float(kp)}]', 'kd': f'[{float(kd)}]',
+        'friction_compensation': float(friction_compensation)}, log_dir)
+    node, log_dir, spin_for = loop.node, loop.log_dir, loop.spin_for
     states = {}            # stamp (ns) -> q
     answers = []           # (wall time, stamp, q_d, tau)
     node.create_subscription(
@@ -259,14 +265,6 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
     traj_pub = node.create_publisher(
         JointTrajectory, '/inverse_dynamics_controller/joint_trajectory', 10)
 
-    def spin_for(seconds, until=None):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.01)
-            if until is not None and until():
-                return True
-        return until is None
-
     try:
         ok = spin_for(timeout, lambda: len(answers) > 200 and traj_pub.get_subscription_count())
         if not ok:
@@ -279,11 +277,7 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
                                points=[JointTrajectoryPoint(positions=q_start.tolist())])
         traj_pub.publish(hold)
         spin_for(0.3)
-        reset = node.create_client(Trigger, '/dynamics_simulator/reset')
-        if not reset.wait_for_service(timeout_sec=10.0):
-            raise RuntimeError('simulator_node has no reset service; logs in ' + log_dir)
-        future = reset.call_async(Trigger.Request())
-        spin_for(10.0, future.done)
+        loop.reset_simulator()
         spin_for(settle)
         # the trajectory: the quintic sampled every 50 ms with positions, velocities, accelerations
         t_pts = np.linspace(0.0, duration, int(round(duration / 0.05)) + 1)[1:]
@@ -299,17 +293,7 @@ def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.
         traj_pub.publish(msg)
         spin_for(duration + 1.0)
     finally:
-        node.destroy_node()
-        rclpy.shutdown()
-        for p in procs:
-            p.terminate()
-        for p in procs:
-            try:
-                p.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                p.kill()
-        for f in logs:
-            f.close()
+        loop.close()
 
     rec = [(w - t_sent, states[s], qd_, tau) for w, s, qd_, tau in answers[n0:]
            if s in states and len(qd_) == model.n]
