@@ -418,3 +418,22 @@ def test_switching_modes_at_runtime_is_bumpless_and_bad_values_are_refused(tmp_p
         assert rig.ctrl.alive() and 'Traceback' not in rig.ctrl.log()
     finally:
         rig.close()
+
+
+def test_a_stiffness_the_loop_cannot_hold_is_warned_about(tmp_path):
+    """
+    A bare URDF wrist (no rotor inertia) asked for 3000 N m/rad: the node says so.
+
+    ur5's tool0 about z: 0.017 kg m^2, sqrt(3000 / 0.017) = 420 rad/s, 0.2-0.4 rad per period
+    of 0.5-1 ms (500 N m/rad gave 0.11 at the 0.6 ms measured: too close to the 0.1 to test).
+    """
+    rig = Rig(tmp_path, 'ur5', 'cartesian_impedance', 'bandwidth',
+              '-p', 'armature:=[0.0]',            # the later value wins: the bare URDF
+              '-p', 'task.stiffness:=[1000.0, 1000.0, 1000.0, 3000.0, 3000.0, 3000.0]')
+    try:
+        assert rig.ctrl.wait_log('natural frequency', 20), rig.ctrl.log()[-2000:]
+        line = [x for x in rig.ctrl.log().splitlines() if 'natural frequency' in x][0]
+        print(line)
+        assert 'lower the stiffness, or set armature' in line
+    finally:
+        rig.close()
