@@ -289,3 +289,21 @@ def test_lambda_is_damped_only_near_a_singularity():
                         np.ones(6), q, target, 'operational_space', 'dynamic')
         assert np.all(np.isfinite(tau))
         assert np.abs(tau - ref).max() <= 1e-6 * np.abs(ref).max(), wrist_2
+
+
+def test_after_a_collision_reaction_a_task_mode_starts_where_the_frame_is():
+    from robot_dynamics_ros.control import Controller
+    model = RobotModel.from_urdf(robot_urdf('ur5'))
+    c = Controller(model, mode='cartesian_impedance')
+    q = np.array(WORK_POSES['ur5'])
+    c.q[:], c.received[:] = q, True
+    c.command(q, np.zeros(6), 0.0, None, 0.0)
+    T = c.task_pose()
+    c.set_task_pose(T[:3, 3] + [0.1, 0.0, 0.0], [0.0, 0.0, 0.0, 1.0])
+    c.react('hold', q)                           # a collision on the way there
+    c.clear_reaction()
+    q2 = q + 0.05                                # the arm was pushed away meanwhile
+    c.q[:] = q2
+    c.command(q2, np.zeros(6), 0.0, None, 1.0)
+    assert np.allclose(c.task_target[0], frame_placement(model, q2, c.task['frame'])[:3, 3])
+    assert np.allclose(c.posture, q2)

@@ -437,9 +437,15 @@ class Controller:
         self.reaction, self.reaction_q = kind, np.array(q, dtype=float)
 
     def clear_reaction(self):
-        """Back to the mode's behaviour (without the dropped trajectory: it holds or floats)."""
+        """
+        Back to the mode's behaviour (without the dropped trajectory: it holds or floats).
+
+        A task mode starts again where the frame is (the target before the collision is dropped,
+        as the trajectory is: going back to it would mean driving into what was hit).
+        """
         self.reaction = self.reaction_q = None
         self.hold = None
+        self.task_target = self.posture = None
 
     def friction_torque(self, qd):
         """Return the friction compensation for model joint velocities qd (zero when off)."""
