@@ -129,11 +129,11 @@ class Rig:
         o.x, o.y, o.z, o.w = float(x), float(y), float(z), float(w)
         self.target.publish(msg)
 
-    def apply_wrench(self, w_root):
-        """Push the task frame with a wrench given in root axes (as the link is now)."""
+    def apply_wrench(self, w_root, duration=0.0):
+        """Push the task frame with a wrench in root axes (as the link is now); 0 s: until next."""
         R = self.pose()[:3, :3]
         f, t = R.T @ w_root[:3], R.T @ w_root[3:]
-        req = ApplyWrench.Request(link=self.frame, wrench=Wrench())
+        req = ApplyWrench.Request(link=self.frame, wrench=Wrench(), duration=float(duration))
         req.wrench.force.x, req.wrench.force.y, req.wrench.force.z = map(float, f)
         req.wrench.torque.x, req.wrench.torque.y, req.wrench.torque.z = map(float, t)
         assert self.push.wait_for_service(timeout_sec=10)
@@ -360,15 +360,20 @@ def test_hand_guiding_with_zero_stiffness(tmp_path):
         rig.ready()
         T0 = rig.first_pose()
         push = np.array([0.0, 15.0, 0.0, 0.0, 0.0, 0.0])
-        rig.apply_wrench(push)
-        time.sleep(0.5)
-        F = rig.wrenches[-1].wrench
-        seen = np.array([F.force.x, F.force.y, F.force.z])
-        rig.apply_wrench(np.zeros(6))
-        assert rig.wait(lambda: rig.still() < 1e-3, 10), rig.still()
+        mark = len(rig.wrenches)
+        rig.apply_wrench(push, duration=0.5)        # 0.5 s of simulated time
+        # this node's subscriptions lag under load (0.3 s seen): wait for the push to show
+        assert rig.wait(lambda: any(w.wrench.force.y > 10.0 for w in rig.wrenches[mark:]), 10)
+        assert rig.wait(lambda: rig.still() < 1e-3 and seconds_of(rig.states[-1]) - seconds_of(
+            rig.wrenches[mark]) > 1.0, 15), rig.still()
+        # the observer's estimate while pushed (over 5 N): its median; it follows the push with
+        # time constant 1/K_O = 20 ms and runs 2.5 N over it at the most (the arm at 1 m/s)
+        forces = np.array([[w.wrench.force.x, w.wrench.force.y, w.wrench.force.z]
+                           for w in rig.wrenches[mark:]])
+        seen = np.median(forces[np.linalg.norm(forces, axis=1) > 5.0], axis=0)
         moved = rig.pose()[:3, 3] - T0[:3, 3]
         print(f'pushed 15 N for 0.5 s: the hand moved {np.round(moved * 1e3, 1)} mm; '
-              f'~/external_wrench during the push {np.round(seen, 2)} N')
+              f'~/external_wrench during the push (median) {np.round(seen, 2)} N')
         assert moved[1] > 0.02 and abs(moved[1]) > 3 * max(abs(moved[0]), abs(moved[2]))
         assert abs(seen[1] - 15.0) < 1.5 and np.abs(seen[[0, 2]]).max() < 1.5
         time.sleep(1.0)             # no spring: it stays where it was pushed to
