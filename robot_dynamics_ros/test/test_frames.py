@@ -155,6 +155,7 @@ def test_a_frame_on_the_fixed_base_never_moves():
      'one state'),
     (lambda m: frame_placement(m, ['a'] * 6, 'tool0'), 'array of numbers'),
     (lambda m: operational_space_inertia(m, np.zeros(6), 'tool0', damping=-1.0), '>= 0'),
+    (lambda m: dynamically_consistent_inverse(m, np.zeros(6), 'tool0', damping=-1.0), '>= 0'),
 ])
 def test_wrong_arguments_are_refused_by_name(call, match):
     model = RobotModel.from_urdf(robot_urdf('ur5'))

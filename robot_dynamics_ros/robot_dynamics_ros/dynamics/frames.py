@@ -344,6 +344,15 @@ def frame_bias_acceleration(model, q, qd, frame, reference='local_world_aligned'
     return acc
 
 
+def _operational(model, q, frame, damping):
+    """Return (M^-1 J^T, Lambda as inverted) of ``frame``: what the two functions below use."""
+    if not damping >= 0:
+        raise ValueError(f'damping must be >= 0, got {damping}')
+    J = frame_jacobian(model, q, frame)
+    MJ = np.linalg.solve(crba(model, q), J.T)
+    return MJ, np.linalg.inv(J @ MJ + damping * np.eye(6))
+
+
 def operational_space_inertia(model, q, frame, damping=DEFAULT_DAMPING):
     """
     Return Lambda = (J M^-1 J^T + mu 1)^-1 of ``frame`` (6x6, local_world_aligned).
@@ -351,12 +360,7 @@ def operational_space_inertia(model, q, frame, damping=DEFAULT_DAMPING):
     ``damping`` mu (1/kg, >= 0): see the module doc. With mu = 0 at a singularity the inverse
     does not exist: numpy's LinAlgError.
     """
-    if not damping >= 0:
-        raise ValueError(f'damping must be >= 0, got {damping}')
-    J = frame_jacobian(model, q, frame)
-    M = crba(model, q)
-    A = J @ np.linalg.solve(M, J.T)
-    Lam = np.linalg.inv(A + damping * np.eye(6))
+    Lam = _operational(model, q, frame, damping)[1]
     return 0.5 * (Lam + Lam.T)          # symmetric, as it is, whatever the rounding
 
 
@@ -365,12 +369,10 @@ def dynamically_consistent_inverse(model, q, frame, damping=DEFAULT_DAMPING):
     Return J-bar = M^-1 J^T Lambda (n x 6): the dynamically consistent pseudo-inverse of J.
 
     J J-bar = 1 (up to the damping); the torques (1 - J^T J-bar^T) tau_0 cause no acceleration
-    of the frame.
+    of the frame. ``damping`` as in ``operational_space_inertia``.
     """
-    J = frame_jacobian(model, q, frame)
-    M = crba(model, q)
-    MJ = np.linalg.solve(M, J.T)
-    return MJ @ np.linalg.inv(J @ MJ + damping * np.eye(6))
+    MJ, Lam = _operational(model, q, frame, damping)
+    return MJ @ Lam
 
 
 def quaternion(R):
