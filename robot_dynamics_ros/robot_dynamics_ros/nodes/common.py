@@ -135,19 +135,42 @@ def help_requested(args):
     return any(a in ('-h', '--help') for a in args)
 
 
-def usage(executable, node_name, summary, parameters, interfaces):
-    """Return the --help text: what the node does, its parameters with defaults, its interfaces."""
+KINDS = ('subscribes', 'publishes', 'services')
+
+
+def usage(executable, node_name, summary, parameters, interfaces, notes=()):
+    """
+    Return the --help text: what the node does, its parameters with defaults, its interfaces.
+
+    ``parameters``: name -> (kind, default, description, read_only), as the node declares them;
+    ``interfaces``: (kind, name, type, description) with kind one of KINDS. The reference docs
+    are rendered from the same two (``tools/reference.py``).
+    """
     lines = [f'usage: {executable} [--ros-args -p NAME:=VALUE ... | --params-file FILE]', '',
-             summary, '', f'node name: {node_name}', '', 'parameters (default):']
+             *textwrap.wrap(summary, 99), '', f'node name: {node_name}', '',
+             'parameters (default):']
     for name, (kind, default, text, read_only) in parameters.items():
-        kind_name = kind if isinstance(kind, str) else kind.__name__
-        shown = repr(default) if default != '' else "''"
-        lines.append(f'  {name} ({kind_name}{", read-only" if read_only else ""}) = {shown}')
+        lines.append(f'  {name} ({kind_name(kind)}{", read-only" if read_only else ""}) = '
+                     f'{shown_default(default)}')
         lines += textwrap.wrap(text, 99, initial_indent=' ' * 6, subsequent_indent=' ' * 6)
-    lines.append('')
-    for text in interfaces:
-        lines += textwrap.wrap(text, 99, subsequent_indent=' ' * 12)
+    for kind in KINDS:
+        items = [f'{name} ({rtype}{"; " + text if text else ""})'
+                 for k, name, rtype, text in interfaces if k == kind]
+        lines += [''] + textwrap.wrap(f'{kind + ":":<11} ' + ', '.join(items), 99,
+                                      subsequent_indent=' ' * 12)
+    for text in notes:
+        lines += [''] + textwrap.wrap(text, 99)
     return '\n'.join(lines)
+
+
+def kind_name(kind):
+    """Return a parameter kind as --help and the docs name it: bool, int, float, str, float[]."""
+    return kind if isinstance(kind, str) else kind.__name__
+
+
+def shown_default(default):
+    """Return a parameter's default as --help and the docs show it."""
+    return repr(default) if default != '' else "''"
 
 
 # The description file both nodes take (declared by each with its own description text).

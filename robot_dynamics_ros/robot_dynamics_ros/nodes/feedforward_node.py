@@ -175,28 +175,49 @@ PARAMETERS = {
                             f'task frame) or kinematic (no static force at it)', False),
 }
 DYNAMIC_PREFIXES = ('default_positions.', 'effort_limits.')
+SUMMARY = ('Effort commands from inverse dynamics (RNEA) for a URDF arm: gravity compensation, '
+           'feedforward, computed torque, Cartesian impedance and operational-space control; '
+           'an external-torque observer, collision detection, feasibility checks and payload '
+           'estimation.')
+# (kind, name, type, what): --help and the reference docs
 INTERFACES = (
-    'subscribes: robot_description (std_msgs/String, transient local; not read with urdf_file), '
-    'joint_states (sensor_msgs/JointState, best effort), ~/joint_trajectory '
-    '(trajectory_msgs/JointTrajectory; joint modes), ~/target_pose (geometry_msgs/PoseStamped, '
-    'frame_id empty or the root link; task modes), ~/target_twist (geometry_msgs/TwistStamped, '
-    'root axes, optional), ~/target_wrench (geometry_msgs/WrenchStamped: feedforward at the task '
-    'frame, root axes)',
-    'publishes:  effort_controller/commands (std_msgs/Float64MultiArray, in joints order), '
-    '~/torques (sensor_msgs/JointState), ~/external_torques (sensor_msgs/JointState: the '
-    'observer\'s estimate in effort, the state it belongs to in position and velocity, model '
-    'joints), ~/collision '
-    '(robot_dynamics_msgs/msg/CollisionEvent), ~/current_pose (geometry_msgs/PoseStamped of the '
-    'task frame, task modes), ~/external_wrench (geometry_msgs/WrenchStamped: the external '
-    'torques as a wrench at the task frame, root axes, task modes)',
-    'services:   ~/inverse_dynamics (robot_dynamics_msgs/srv/InverseDynamics), '
-    '~/check_trajectory (robot_dynamics_msgs/srv/CheckTrajectory: torque and velocity '
-    'feasibility of a trajectory and the time scale that fits), '
-    '~/reset_collision (std_srvs/Trigger: end the reaction to a collision), '
-    '~/estimate_payload (robot_dynamics_msgs/srv/EstimatePayload: mass and centre of mass of a '
-    'new tool from a few static poses and the observer; apply sets the payload parameters)',
-    'per model joint, once the model is known: default_positions.<joint> (float, 0.0) and '
-    'effort_limits.<joint> (float, the URDF limit)')
+    ('subscribes', 'robot_description', 'std_msgs/msg/String',
+     'transient local, as robot_state_publisher publishes it; not read with urdf_file'),
+    ('subscribes', 'joint_states', 'sensor_msgs/msg/JointState',
+     'best effort; merged per joint: each message updates the joints it names'),
+    ('subscribes', '~/joint_trajectory', 'trajectory_msgs/msg/JointTrajectory',
+     'joint modes; sampled as joint_trajectory_controller does'),
+    ('subscribes', '~/target_pose', 'geometry_msgs/msg/PoseStamped',
+     'task modes; frame_id empty or the root link'),
+    ('subscribes', '~/target_twist', 'geometry_msgs/msg/TwistStamped',
+     'task modes, optional; root axes'),
+    ('subscribes', '~/target_wrench', 'geometry_msgs/msg/WrenchStamped',
+     'task modes; feedforward at the task frame, root axes'),
+    ('publishes', 'effort_controller/commands', 'std_msgs/msg/Float64MultiArray',
+     'the efforts in joints order; remap to your ForwardCommandController'),
+    ('publishes', '~/torques', 'sensor_msgs/msg/JointState',
+     'the commanded efforts; along a trajectory also the desired state'),
+    ('publishes', '~/external_torques', 'sensor_msgs/msg/JointState',
+     "the observer's estimate in effort, the state it belongs to in position and velocity, "
+     'model joints'),
+    ('publishes', '~/collision', 'robot_dynamics_msgs/msg/CollisionEvent',
+     'once per collision'),
+    ('publishes', '~/current_pose', 'geometry_msgs/msg/PoseStamped',
+     'the task frame, with each command; task modes'),
+    ('publishes', '~/external_wrench', 'geometry_msgs/msg/WrenchStamped',
+     'the external torques as a wrench at the task frame, root axes; task modes'),
+    ('services', '~/inverse_dynamics', 'robot_dynamics_msgs/srv/InverseDynamics',
+     'efforts for a state and their gravity / Coriolis / inertial / friction split'),
+    ('services', '~/check_trajectory', 'robot_dynamics_msgs/srv/CheckTrajectory',
+     'torque and velocity feasibility of a trajectory and the time scale that fits'),
+    ('services', '~/reset_collision', 'std_srvs/srv/Trigger', 'end the reaction to a collision'),
+    ('services', '~/estimate_payload', 'robot_dynamics_msgs/srv/EstimatePayload',
+     'mass and centre of mass of a new tool from a few static poses and the observer; apply '
+     'sets the payload parameters'),
+)
+NOTES = ('Also, per model joint once the model is known: default_positions.<joint> (float, 0.0: '
+         'the position of a joint joint_states never names) and effort_limits.<joint> (float, '
+         'the URDF limit: outputs are clamped to it).',)
 
 TORQUE_SOURCES = ('auto', 'measured', 'commanded')
 OBSERVER_KERNELS = ['observer_step']            # what MomentumObserver.update runs
@@ -1203,8 +1224,7 @@ class FeedforwardNode(Node):
 
 def main(args=None):
     return run_node(FeedforwardNode, args, usage(
-        'feedforward_node', NODE_NAME, 'Effort commands from inverse dynamics (RNEA): gravity '
-        'compensation, feedforward and computed torque for a URDF arm.', PARAMETERS, INTERFACES))
+        'feedforward_node', NODE_NAME, SUMMARY, PARAMETERS, INTERFACES, NOTES))
 
 
 if __name__ == '__main__':

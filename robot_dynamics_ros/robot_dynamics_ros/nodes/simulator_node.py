@@ -86,16 +86,27 @@ PARAMETERS = {
                                       'limit: 0 stops it (inelastic), 1 bounces it back '
                                       '(elastic)', True),
 }
+SUMMARY = ('An articulated-body (ABA) simulation of a URDF arm: effort commands in, '
+           'joint_states out.')
+# (kind, name, type, what): --help and the reference docs
 INTERFACES = (
-    'subscribes: effort_controller/commands (std_msgs/Float64MultiArray, in joints order), '
-    'robot_description (std_msgs/String, transient local; only without urdf_file)',
-    'publishes:  joint_states (sensor_msgs/JointState), /clock (with publish_clock or lockstep), '
-    'robot_description (from urdf_file or the parameter), /diagnostics '
-    '(diagnostic_msgs/DiagnosticArray: OK at 1 Hz, ERROR when the simulation halts)',
-    'services:   ~/reset (std_srvs/Trigger: initial pose, brakes on, fault cleared), ~/pause '
-    '(std_srvs/SetBool: true pauses, false resumes), ~/step (robot_dynamics_msgs/srv/Step: '
-    'advance N steps while paused), ~/apply_wrench (robot_dynamics_msgs/srv/ApplyWrench: push a '
-    'link, in its frame, for a duration of simulated time)')
+    ('subscribes', 'effort_controller/commands', 'std_msgs/msg/Float64MultiArray',
+     'efforts in joints order; none for command_timeout: zero torque'),
+    ('subscribes', 'robot_description', 'std_msgs/msg/String',
+     'transient local; only without urdf_file and the parameter'),
+    ('publishes', 'joint_states', 'sensor_msgs/msg/JointState',
+     'positions, velocities and the efforts applied, at publish_rate'),
+    ('publishes', '/clock', 'rosgraph_msgs/msg/Clock', 'with publish_clock or lockstep'),
+    ('publishes', 'robot_description', 'std_msgs/msg/String',
+     'transient local; from urdf_file or the parameter'),
+    ('publishes', '/diagnostics', 'diagnostic_msgs/msg/DiagnosticArray',
+     'OK at 1 Hz, ERROR when the simulation halts'),
+    ('services', '~/reset', 'std_srvs/srv/Trigger', 'initial pose, brakes on, fault cleared'),
+    ('services', '~/pause', 'std_srvs/srv/SetBool', 'true pauses, false resumes'),
+    ('services', '~/step', 'robot_dynamics_msgs/srv/Step', 'advance N steps while paused'),
+    ('services', '~/apply_wrench', 'robot_dynamics_msgs/srv/ApplyWrench',
+     'push a link, in its frame, for a duration of simulated time'),
+)
 
 
 def carried_state(old, model, q0):
@@ -506,8 +517,7 @@ class SimulatorNode(Node):
 
 def main(args=None):
     return run_node(SimulatorNode, args, usage(
-        'simulator_node', NODE_NAME, 'An articulated-body (ABA) simulation of a URDF arm: effort '
-        'commands in, joint_states out.', PARAMETERS, INTERFACES))
+        'simulator_node', NODE_NAME, SUMMARY, PARAMETERS, INTERFACES))
 
 
 if __name__ == '__main__':
