@@ -87,7 +87,8 @@ def _model(args):
     return RobotModel.from_urdf_file(args.urdf or example_urdf('planar_2r'), args.xacro_args)
 
 
-def _parser():
+def parser():
+    """Return the argument parser of ``robot-dynamics`` (its --help and the CLI reference)."""
     ap = argparse.ArgumentParser(prog='robot-dynamics',
                                  description=__doc__.strip().split('\n\n')[0])
     sub = ap.add_subparsers(dest='command', required=True)
@@ -506,16 +507,16 @@ def check(args, parser):
 
 
 def main(argv=None):
-    parser = _parser()
-    args = parser.parse_args(argv)
+    ap = parser()
+    args = ap.parse_args(argv)
     if args.command == 'torques':
-        return torques(args, parser)
+        return torques(args, ap)
     if args.command == 'check':
-        return check(args, parser)
+        return check(args, ap)
     if args.command == 'info':
         return info(args)
     if args.command == 'fk':
-        return fk(args, parser)
+        return fk(args, ap)
     if args.command in ('identify', 'excite'):
         from . import identify     # scipy, cvxpy and rosbags: imported by these commands only
         return getattr(identify, args.command)(args, _model)

@@ -258,7 +258,8 @@ def plot(res, path, degrees=False):
     plt.close(fig)
 
 
-def main(argv=None):
+def parser():
+    """Return the argument parser of ``closed-loop-demo`` (its --help and the CLI reference)."""
     ap = argparse.ArgumentParser(prog='closed-loop-demo',
                                  description=__doc__.strip().split('\n\n')[0])
     ap.add_argument('--urdf', help='URDF (default: the shipped 2R arm of the lecture notes)')
@@ -292,6 +293,11 @@ def main(argv=None):
     ap.add_argument('--integrator', default='semi_implicit_euler',
                     choices=['semi_implicit_euler', 'rk4'])
     ap.add_argument('--plot', default='closed_loop.png', help='figure path')
+    return ap
+
+
+def main(argv=None):
+    ap = parser()
     args = ap.parse_args(argv)
     from ..dynamics import RobotModel, example_urdf
     urdf = args.urdf or example_urdf('planar_2r')
