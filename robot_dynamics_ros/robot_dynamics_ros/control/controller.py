@@ -18,6 +18,7 @@ The inverse-dynamics controller, without ROS: joint states and a desired motion 
 The node (``feedforward_node.py``) only turns messages into the arrays these methods take.
 
 Modes:
+
 - ``gravity``: tau = g(q)
 - ``feedforward``: tau = RNEA(q_d, qd_d, qdd_d) from the trajectory (g(q) when there is none)
 - ``computed_torque``: tau = M(q) (qdd_d + Kp (q_d - q) + Kd (qd_d - qd)) + c(q, qd) + g(q),
@@ -26,6 +27,7 @@ Modes:
   frame ``task['frame']``, towards a target pose (the frame's pose when the mode became active
   until one is set), with the nullspace holding a posture; their outputs change at most
   ``max_torque_rate`` N m/s per joint, and a stiffness change ramps over ``STIFFNESS_RAMP``.
+
 ``hardware_compensates_gravity`` subtracts g(q) from the output. Outputs are clamped to the effort
 limits (URDF, overridable).
 """

@@ -25,11 +25,11 @@ exactly
 
     tau_k = (tau - g(q)) / k^2 + g(q),
 
-so per sample and joint the smallest k with |tau_k| <= L is closed-form: with c = g and
-a = tau - g (|c| <= L, else no k will do: gravity alone exceeds the limit),
-1 / k^2 <= (L - sign(a) c) / |a|. Velocities: k >= |qd| / v_max. The largest of those over all
-samples and joints is k*, the minimum time scale: k* <= 1 means feasible (1 / k* the headroom),
-k* = inf that gravity alone is too much somewhere.
+so per sample and joint the smallest k with ``|tau_k| <= L`` is closed-form: with c = g and
+a = tau - g (``|c| <= L``, else no k will do: gravity alone exceeds the limit),
+``1 / k^2 <= (L - sign(a) c) / |a|``. Velocities: ``k >= |qd| / v_max``. The largest of those
+over all samples and joints is k*, the minimum time scale: k* <= 1 means feasible (1 / k* the
+headroom), k* = inf that gravity alone is too much somewhere.
 """
 from dataclasses import dataclass, field
 

@@ -122,7 +122,7 @@ def base_parameters(model, joint_columns=True, samples=None, seed=0):
     Find the base parameters of a model by QR with column pivoting (Gautier 1990).
 
     The regressor of ``samples`` random states (default: enough for five times as many rows as
-    parameters), column-pivoted QR: the first r pivots (|R_kk| > RANK_TOLERANCE |R_00|) are
+    parameters), column-pivoted QR: the first r pivots (``|R_kk| > RANK_TOLERANCE |R_00|``) are
     independent, K = R11^-1 R12 expresses the others through them.
     """
     from scipy.linalg import qr, solve_triangular

@@ -226,5 +226,5 @@ def per_joint(values, n, what, allow_zero=True):
 
 
 def over_threshold(r, thresholds):
-    """Return the indices of the joints whose |r| exceeds a threshold (0: not watched)."""
+    """Return the indices of the joints whose ``|r|`` exceeds a threshold (0: not watched)."""
     return np.flatnonzero((thresholds > 0) & (np.abs(r) > thresholds))

@@ -28,9 +28,8 @@ An algorithm gets two arrays besides the state:
 The entry points that Python calls (the end of this file, and other layers' such as the
 observer's) get both, and the Coriolis kernel's scratch, as one array ``data`` (``data_buffer``;
 ``RobotModel._data``), split in compiled code by ``split_data``: numba's dispatcher checks the
-type of every argument of every call, ~50 ns each, and a read-only array takes a slower path
-(~80 ns more): one writable argument instead of three saves ~0.2 us a call (measured), a sixth
-of a 6-joint gravity call.
+type of every argument of every call, and a read-only array takes a slower path, so one
+writable argument costs less than three (the figures are in the design notes).
 
 ``ID`` is compiled twice: with ``qd``, ``qdd`` and ``f_ext`` arrays, and with all three ``None``,
 its branches pruned, as the gravity kernel (bias torques pass qdd = 0; no f_ext passes zeros).
@@ -40,9 +39,8 @@ Batches loop over a leading axis in compiled code.
 
 The algorithms are compiled with ``fastmath={'contract'}``: a multiply and an add become one
 fused multiply-add where the CPU has it (one rounding instead of two; nothing else of fast-math,
-no reassociation, NaN and inf kept). Measured: rnea 10-13 % faster (talos, per point of a batch,
-2.49 -> 2.16 us), agreement with Pinocchio unchanged (worst relative error over 200 states of
-ur5, panda and talos: rnea 2.6e-15, crba 8.6e-16; 3.5e-15 and 8.6e-16 without).
+no reassociation, NaN and inf kept): faster, and as close to Pinocchio as without (the design
+notes give the figures).
 """
 import subprocess
 import sys

@@ -19,7 +19,7 @@ One ``step(tau)`` advances the state by ``dt``:
 
 1. the commanded torques are clamped to the effort limits;
 2. viscous damping ``-b qd`` and Coulomb friction with stiction, by the lecture notes' rule:
-   a moving joint (|qd| > ``v_eps``) feels ``-fc sgn(qd)``; a joint at rest sticks (friction
+   a moving joint (``|qd|`` > ``v_eps``) feels ``-fc sgn(qd)``; a joint at rest sticks (friction
    cancels whatever would accelerate it) while the torque needed for that stays within ``fs``,
    else it slips with ``fc`` against the motion it starts. A joint whose velocity friction would
    reverse within a step stops instead (no chatter);
