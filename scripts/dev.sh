@@ -18,6 +18,8 @@
 #   bash scripts/dev.sh demo      set up (if needed) and run the main job: the closed-loop demo
 #   bash scripts/dev.sh test      set up (if needed) and run the test suite
 #   bash scripts/dev.sh bench     set up (if needed) and run every benchmark in bench/
+#   bash scripts/dev.sh docs      set up (if needed) and build the docs (sphinx-build -W) into
+#                                 robot_dynamics_ros/doc/_build/html
 #   bash scripts/dev.sh setup     only set up
 #   bash scripts/dev.sh run CMD…  run CMD inside the set-up environment (e.g. robot-dynamics --help)
 #
@@ -41,7 +43,8 @@ case "$DISTRO" in
 esac
 VENV=${RDR_VENV:-$ROOT/.venv-$DISTRO}
 REQUIREMENTS=("$ROOT/requirements/$DISTRO.txt" "$ROOT/requirements/common.txt"
-              "$ROOT/requirements/build.txt" "$ROOT/requirements/test.txt")
+              "$ROOT/requirements/build.txt" "$ROOT/requirements/test.txt"
+              "$ROOT/requirements/docs.txt")
 # The ros-* wheels' bootstrapper re-executes Python with LD_LIBRARY_PATH pointing into its venv and
 # marks that with _ROS_WHEELS_BOOTSTRAP_COMPLETE: a process started from another venv's Python
 # (a test running dev.sh for the other distribution) must not hand them on to this one, nor may a
@@ -208,6 +211,11 @@ case "$cmd" in
     say "targets (issue 12)"; grep '^\[target\]' "$log"
     echo "$(grep -c '^\[target\].* met$' "$log") met, $(grep -c '^\[target\].* MISSED$' "$log") missed"
     rm -f "$log" ;;
+  docs)
+    setup; ros_env
+    cd "$ROOT"
+    exec "$VENV/bin/python" -m sphinx -W --keep-going -b html "$@" robot_dynamics_ros/doc \
+      robot_dynamics_ros/doc/_build/html ;;
   run)
     setup; ros_env
     exec "$@" ;;
