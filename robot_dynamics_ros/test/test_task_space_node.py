@@ -348,7 +348,9 @@ def test_wrong_targets_are_refused_and_a_stopped_stream_held(tmp_path):
 
 def test_hand_guiding_with_zero_stiffness(tmp_path):
     """
-    The README's recipe: zero stiffness, some damping, the nullspace holding the posture.
+    Guide the hand as the docs' recipe says (concepts/task_space.md).
+
+    No translational stiffness, some damping, the rotation held, the nullspace holding the posture.
 
     A 15 N push along y for 0.5 s moves panda's hand, ~/external_wrench shows the push, and once
     released the hand stops (task.min_damping) where it was pushed to, instead of springing back.
