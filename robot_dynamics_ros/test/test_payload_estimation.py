@@ -72,6 +72,9 @@ def test_the_planned_poses_give_the_payload_back(arm):
                   commanded)
     assert abs(less.mass + 1.0) < 1e-9 and np.allclose(less.com, c, atol=1e-9), less
     np.testing.assert_allclose(less.first_moment, -1.0 * c, atol=1e-9)
+    # nothing carried: no mass, and no centre of mass made up from rounding (first moment / ~0)
+    none = pe.fit(model, link, Q, np.zeros_like(r) + 1e-12, commanded)
+    assert abs(none.mass) < pe.MASS_RESOLUTION and np.all(none.com == 0.0), none
 
 
 def test_poses_that_cannot_see_the_payload_are_refused():

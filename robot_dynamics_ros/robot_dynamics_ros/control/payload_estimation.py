@@ -38,6 +38,9 @@ from .identification import condition_number, link_parameter_map
 
 MARGIN = 0.05                   # rad (m; at most a tenth of the range): kept from each limit
 RANK_TOLERANCE = 1e-3           # of the largest singular value, columns scaled to unit norm
+# kg: a fitted mass smaller than this is no payload, and its centre of mass (first moment / mass)
+# is not defined by the data: an arm carrying nothing gave 1e-10 kg "at" 88 m
+MASS_RESOLUTION = 1e-3
 
 
 def static_regressor(model, link, Q):
@@ -53,7 +56,7 @@ def static_regressor(model, link, Q):
 class PayloadFit:
     link: str
     mass: float                     # kg; below zero when the configured payload is too heavy
-    com: np.ndarray                 # m, link frame (zero when the mass is)
+    com: np.ndarray                 # m, link frame (zero below MASS_RESOLUTION)
     first_moment: np.ndarray        # mass * com (kg m): defined for any mass
     residual: float                 # N m, RMS of the fit over the rows used
     torque: float                   # N m, RMS of the estimates fitted (what the payload explains)
@@ -79,7 +82,7 @@ def fit(model, link, Q, r, rows=None):
     x, *_ = np.linalg.lstsq(A, b, rcond=None)
     residual = float(np.sqrt(np.mean((A @ x - b) ** 2)))
     m = float(x[0])
-    com = x[1:] / m if m != 0 else np.zeros(3)
+    com = x[1:] / m if abs(m) >= MASS_RESOLUTION else np.zeros(3)
     return PayloadFit(link, m, com, x[1:].copy(), residual, float(np.sqrt(np.mean(b ** 2))),
                       len(Q), cond)
 

@@ -92,8 +92,10 @@ class PayloadService:
             self._judge(fit)
             res.mass, res.residual, res.poses = fit.mass, fit.residual, fit.poses
             res.com.x, res.com.y, res.com.z = (float(x) for x in fit.com)
-            message = (f'payload on {link}: {fit.mass:.4g} kg at '
-                       f'{np.round(fit.com, 4).tolist()} m (on top of the configured payload), '
+            found = (f'{fit.mass:.4g} kg at {np.round(fit.com, 4).tolist()} m'
+                     if abs(fit.mass) >= pe.MASS_RESOLUTION else
+                     f'none ({fit.mass:.2g} kg, below {pe.MASS_RESOLUTION:g} kg: no centre of mass)')
+            message = (f'payload on {link}: {found} (on top of the configured payload), '
                        f'residual {fit.residual:.3g} N m over {fit.poses} poses, '
                        f'{time.monotonic() - t0:.1f} s')
             if req.apply:
