@@ -28,7 +28,7 @@ from ros_harness import PACKAGE
 @pytest.mark.flake8
 @pytest.mark.linter
 def test_flake8():
-    parts = ('robot_dynamics_ros', 'test', 'launch', 'setup.py')
+    parts = ('robot_dynamics_ros', 'test', 'launch', 'doc', 'setup.py')
     paths = [os.path.join(PACKAGE, p) for p in parts]
     rc, errors = main_with_errors(argv=paths)
     assert rc == 0, f'Found {len(errors)} code style errors / warnings:\n' + '\n'.join(errors)

@@ -27,6 +27,6 @@ ROOT = os.path.dirname(PACKAGE)
 @pytest.mark.pep257
 def test_pep257():
     parts = [os.path.join(PACKAGE, p)
-             for p in ('robot_dynamics_ros', 'test', 'launch', 'setup.py')]
+             for p in ('robot_dynamics_ros', 'test', 'launch', 'doc', 'setup.py')]
     rc = main(argv=parts + [os.path.join(ROOT, 'bench')])
     assert rc == 0, 'Found code style errors / warnings'

@@ -94,7 +94,8 @@ class PayloadService:
             res.com.x, res.com.y, res.com.z = (float(x) for x in fit.com)
             found = (f'{fit.mass:.4g} kg at {np.round(fit.com, 4).tolist()} m'
                      if abs(fit.mass) >= pe.MASS_RESOLUTION else
-                     f'none ({fit.mass:.2g} kg, below {pe.MASS_RESOLUTION:g} kg: no centre of mass)')
+                     f'none ({fit.mass:.2g} kg, below {pe.MASS_RESOLUTION:g} kg: '
+                     'no centre of mass)')
             message = (f'payload on {link}: {found} (on top of the configured payload), '
                        f'residual {fit.residual:.3g} N m over {fit.poses} poses, '
                        f'{time.monotonic() - t0:.1f} s')
