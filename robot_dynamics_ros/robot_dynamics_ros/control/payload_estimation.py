@@ -56,12 +56,22 @@ def static_regressor(model, link, Q):
 class PayloadFit:
     link: str
     mass: float                     # kg; below zero when the configured payload is too heavy
-    com: np.ndarray                 # m, link frame (zero below MASS_RESOLUTION)
+    com: np.ndarray                 # m, link frame (zero when no payload was found)
     first_moment: np.ndarray        # mass * com (kg m): defined for any mass
     residual: float                 # N m, RMS of the fit over the rows used
     torque: float                   # N m, RMS of the estimates fitted (what the payload explains)
     poses: int
     condition: float
+
+    @property
+    def found(self):
+        """Return whether there is a payload (its centre of mass then defined by the data)."""
+        return is_payload(self.mass)
+
+
+def is_payload(mass):
+    """Return whether a fitted ``mass`` (kg, either sign) is at least MASS_RESOLUTION."""
+    return abs(mass) >= MASS_RESOLUTION
 
 
 def fit(model, link, Q, r, rows=None):
@@ -82,7 +92,7 @@ def fit(model, link, Q, r, rows=None):
     x, *_ = np.linalg.lstsq(A, b, rcond=None)
     residual = float(np.sqrt(np.mean((A @ x - b) ** 2)))
     m = float(x[0])
-    com = x[1:] / m if abs(m) >= MASS_RESOLUTION else np.zeros(3)
+    com = x[1:] / m if is_payload(m) else np.zeros(3)
     return PayloadFit(link, m, com, x[1:].copy(), residual, float(np.sqrt(np.mean(b ** 2))),
                       len(Q), cond)
 

@@ -155,12 +155,17 @@ def usage(executable, node_name, summary, parameters, interfaces, notes=()):
         lines += textwrap.wrap(text, 99, initial_indent=' ' * 6, subsequent_indent=' ' * 6)
     for kind in KINDS:
         items = [f'{name} ({rtype}{"; " + text if text else ""})'
-                 for k, name, rtype, text in interfaces if k == kind]
+                 for name, rtype, text in interfaces_of(interfaces, kind)]
         lines += [''] + textwrap.wrap(f'{kind + ":":<11} ' + ', '.join(items), 99,
                                       subsequent_indent=' ' * 12)
     for text in notes:
         lines += [''] + textwrap.wrap(text, 99)
     return '\n'.join(lines)
+
+
+def interfaces_of(interfaces, kind):
+    """Return (name, type, description) of the ``interfaces`` of one kind, in their order."""
+    return [(name, rtype, text) for k, name, rtype, text in interfaces if k == kind]
 
 
 def kind_name(kind):

@@ -93,7 +93,7 @@ class PayloadService:
             res.mass, res.residual, res.poses = fit.mass, fit.residual, fit.poses
             res.com.x, res.com.y, res.com.z = (float(x) for x in fit.com)
             found = (f'{fit.mass:.4g} kg at {np.round(fit.com, 4).tolist()} m'
-                     if abs(fit.mass) >= pe.MASS_RESOLUTION else
+                     if fit.found else
                      f'none ({fit.mass:.2g} kg, below {pe.MASS_RESOLUTION:g} kg: '
                      'no centre of mass)')
             message = (f'payload on {link}: {found} (on top of the configured payload), '

@@ -19,7 +19,7 @@ A node's parameters and interfaces come from the declarations the node itself us
 (``PARAMETERS``, ``INTERFACES`` and ``NOTES`` of its module: the same source as its ``--help``
 and as ``ros2 param describe``); the command-line programs from their argparse parsers; the launch
 files' arguments from ``nodes.launch_setup``; the messages and services from their ``.msg`` and
-``.srv`` files. ``doc/_ext/rdr_reference.py`` puts these into the Sphinx build, and
+``.srv`` files. The directives of ``doc/conf.py`` put these into the Sphinx build, and
 ``test_docs.py`` checks that a running node describes its parameters as these pages do.
 """
 import glob
@@ -27,7 +27,7 @@ import importlib
 import os
 
 from ..nodes import launch_setup
-from ..nodes.common import KINDS, kind_name, shown_default
+from ..nodes.common import KINDS, interfaces_of, kind_name, shown_default
 
 NODES = ('feedforward_node', 'simulator_node')
 LAUNCH_FILES = ('simulation', 'feedforward')
@@ -39,9 +39,14 @@ def _cell(text):
     return str(text).replace('|', '\\|').replace('\n', ' ')
 
 
+def _node(executable):
+    """Return the module of a node, which holds its declarations."""
+    return importlib.import_module(f'robot_dynamics_ros.nodes.{executable}')
+
+
 def node_markdown(executable):
     """Return the reference of a node: what it does, its parameters and its interfaces."""
-    node = importlib.import_module(f'robot_dynamics_ros.nodes.{executable}')
+    node = _node(executable)
     lines = [node.SUMMARY, '',
              f'Executable `{executable}`, node name `{node.NODE_NAME}`. `{executable} --help` '
              'prints the same list.', '',
@@ -53,7 +58,7 @@ def node_markdown(executable):
     for note in getattr(node, 'NOTES', ()):
         lines += ['', note]
     for kind in KINDS:
-        rows = [(name, rtype, text) for k, name, rtype, text in node.INTERFACES if k == kind]
+        rows = interfaces_of(node.INTERFACES, kind)
         if rows:
             lines += ['', f'**{kind.capitalize()}**', '', '| name | type | description |',
                       '| --- | --- | --- |']
@@ -63,13 +68,13 @@ def node_markdown(executable):
 
 def readme_table(executable):
     """Return the README's table of a node: its topics and services in and out, by name."""
-    node = importlib.import_module(f'robot_dynamics_ros.nodes.{executable}')
+    node = _node(executable)
     rows = {'subscribes': 'in', 'publishes': 'out', 'services': 'services'}
     lines = [f'| `{executable}` | node `{node.NODE_NAME}`: {len(node.PARAMETERS)} parameters |',
              '| --- | --- |']
     for kind, label in rows.items():
         items = [f'`{name}` ({rtype.rsplit("/", 1)[1]})'
-                 for k, name, rtype, _ in node.INTERFACES if k == kind]
+                 for name, rtype, _ in interfaces_of(node.INTERFACES, kind)]
         lines.append(f'| {label} | {", ".join(items)} |')
     return '\n'.join(lines) + '\n'
 
