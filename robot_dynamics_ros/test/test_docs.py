@@ -84,9 +84,10 @@ def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
     declared = module.PARAMETERS
     ns = f'/docs_{executable}'
     args = ['-r', f'__ns:={ns}']
-    overridden = {}
+    overridden, absent = {}, set()
     if executable == 'simulator_node':          # it needs an arm; the controller waits for one
-        overridden = {'urdf_file': example_urdf()}
+        overridden = {'urdf_file': example_urdf(), 'publish_clock': True}
+        absent = {('subscribes', 'robot_description')}      # not read with urdf_file
     for name, value in overridden.items():
         args += ['-p', f'{name}:={value}']
     proc = NodeProcess(executable, args, tmp_path / f'{executable}.log')
@@ -106,6 +107,7 @@ def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
         values = call_service(peer, peer.create_client(GetParameters,
                                                        f'{target}/get_parameters'),
                               GetParameters.Request(names=list(declared)), 30).values
+        live_interfaces = _interfaces(peer, ns, module.NODE_NAME)
     finally:
         peer.destroy_node()
         rclpy.shutdown()
@@ -131,6 +133,57 @@ def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
         assert f'{d.name} (' in help_text and text in flat_help, d.name
     for _, name, rtype, text in module.INTERFACES:
         assert f'{name} ({rtype}' in flat_help
+    # the topics and services the node has are the ones it declares, with their types
+    declared_interfaces = {(kind, _resolved(name, ns, module.NODE_NAME), rtype)
+                           for kind, name, rtype, _ in module.INTERFACES}
+    assert live_interfaces <= declared_interfaces, live_interfaces - declared_interfaces
+    missing = {(kind, name) for kind, name, _, _ in module.INTERFACES} - {
+        (kind, _relative(name, ns, module.NODE_NAME)) for kind, name, _ in live_interfaces}
+    assert missing == absent, missing
+
+
+STANDARD = ('/rosout', '/parameter_events', 'parameter', 'get_type_description')
+
+
+def _resolved(name, ns, node):
+    """Return a declared topic or service name as the graph shows it for a node in ``ns``."""
+    if name.startswith('~/'):
+        return f'{ns}/{node}/{name[2:]}'
+    return name if name.startswith('/') else f'{ns}/{name}'
+
+
+def _relative(name, ns, node):
+    """Return a graph name as the node declares it (the inverse of ``_resolved``)."""
+    for prefix, short in ((f'{ns}/{node}/', '~/'), (f'{ns}/', '')):
+        if name.startswith(prefix):
+            return short + name[len(prefix):]
+    return name
+
+
+def _interfaces(peer, ns, node, timeout=10.0):
+    """
+    Return {(kind, name, type)} of a node and its helper nodes (``<node>_loop`` and the like).
+
+    Without the standard ones (rosout, parameter events and services). Waits until discovery has
+    shown them all twice alike.
+    """
+    import time
+    graph = (('subscribes', peer.get_subscriber_names_and_types_by_node),
+             ('publishes', peer.get_publisher_names_and_types_by_node),
+             ('services', peer.get_service_names_and_types_by_node))
+    seen, deadline = None, time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        found = set()
+        for name, namespace in peer.get_node_names_and_namespaces():
+            if namespace == ns and name.startswith(node):
+                found |= {(kind, topic, rtype) for kind, get in graph
+                          for topic, types in get(name, namespace) for rtype in types
+                          if not any(s in topic for s in STANDARD)}
+        if found and found == seen:
+            return found
+        seen = found
+        time.sleep(0.5)
+    return seen
 
 
 def test_the_readme_node_tables_are_rendered_from_the_nodes():
