@@ -196,7 +196,7 @@ def test_list_base_parameters():
     r = run('identify', '--urdf', os.path.join(erd_root(), ROBOTS['ur5']),
             '--list-base-parameters')
     assert r.returncode == 0, r.stderr
-    assert '52 base parameters of 78' in r.stdout
+    assert '58 base parameters of 84' in r.stdout      # 52 + 6 offsets
     assert 'change no torque' in r.stdout and 'shoulder_link.m' in r.stdout
     assert all(len(line) <= 100 for line in r.stdout.splitlines())
 

@@ -55,17 +55,18 @@ def test_inertial_columns_equal_pinocchio(robot):
         assert np.array_equal(regressor(model, Q[k], QD[k], QDD[k]), Y[k])    # one = batch
 
 
-def test_times_the_parameters_is_rnea_with_friction_and_armature(robot):
+def test_times_the_parameters_is_rnea_with_friction_armature_and_offset(robot):
     name, model, _ = robot
     rng = np.random.default_rng(7 + len(name))
     n = model.n
     model = model._replace(damping=rng.uniform(0, 2, n), friction=rng.uniform(0, 3, n),
-                           armature=rng.uniform(0, 0.5, n))
+                           armature=rng.uniform(0, 0.5, n), torque_offset=rng.uniform(-1, 1, n))
     Q, QD, QDD = random_states(model, rng, 5)
     eps = 0.05
     Y = regressor(model, Q, QD, QDD, eps)
-    assert Y.shape == (5, n, 13 * n)
-    tau = rnea(model, Q, QD, QDD) + model.damping * QD + model.friction * np.tanh(QD / eps)
+    assert Y.shape == (5, n, 14 * n)
+    tau = rnea(model, Q, QD, QDD) + model.damping * QD + model.friction * np.tanh(QD / eps) \
+        + model.torque_offset
     assert rel(Y @ parameters(model), tau) <= RTOL
     # without friction columns, the inertial part alone is RNEA of the model without armature
     bare = model._replace(armature=np.zeros(n))
@@ -80,11 +81,13 @@ def test_parameters_round_trip_and_names():
     back = with_parameters(model, pi)
     np.testing.assert_allclose(back.I, model.I, rtol=0, atol=1e-15)
     pi2 = pi.copy()
-    pi2[10 * model.n:] = rng.uniform(0, 1, 3 * model.n)
+    pi2[10 * model.n:] = rng.uniform(0, 1, 4 * model.n)
+    pi2[13 * model.n:] -= 0.5                   # offsets of either sign
     other = with_parameters(model, pi2)
     np.testing.assert_array_equal(parameters(other)[10 * model.n:], pi2[10 * model.n:])
     names = parameter_names(model)
-    assert len(names) == 13 * model.n == len(set(names))
+    assert len(names) == 14 * model.n == len(set(names))
+    assert names[13 * model.n] == 'panda_joint1.offset'
     assert names[:2] == ['panda_link1.m', 'panda_link1.mc_x']
     assert names[10 * model.n] == 'panda_joint1.damping'
 
@@ -92,7 +95,7 @@ def test_parameters_round_trip_and_names():
 def test_preallocated_output_is_filled_and_bad_shapes_are_refused():
     model = RobotModel.from_urdf(robot_urdf('ur5'))
     q = np.full((3, model.n), 0.3)
-    out = np.full((3, model.n, 13 * model.n), np.nan)
+    out = np.full((3, model.n, 14 * model.n), np.nan)
     got = regressor(model, q, q, q, 0.01, out=out)
     assert got is out and np.all(np.isfinite(out))
     with pytest.raises(ValueError, match='out must be'):

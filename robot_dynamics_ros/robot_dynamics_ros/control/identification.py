@@ -16,7 +16,9 @@
 Identification of the dynamic parameters of an arm from recorded motion (no ROS).
 
 The model is linear in its parameters, tau = Y(q, qd, qdd) pi (``dynamics.regressor``: 10
-inertial parameters per body, viscous and Coulomb friction and armature per joint). Not every
+inertial parameters per body; viscous and Coulomb friction, armature and a torque offset per
+joint: the offset is a torque sensor's bias, and with the Coulomb term a friction that differs
+with the direction of motion, fc + offset forwards and fc - offset backwards). Not every
 parameter changes the torques: some never (the mass of a body on a vertical first axis), some only
 in fixed combinations (what a child body adds to its parent's inertia). The **base parameters**
 are a set of independent combinations that determine the torques exactly: Gautier's method, a QR
@@ -32,9 +34,9 @@ From a recording (``Recording``: times, positions, velocities if measured, effor
    regressor and each base parameter's relative standard deviation.
 3. ``consistent``: the full parameters by a semidefinite program (cvxpy): the data fitted as
    closely, each body's 4x4 pseudo-inertia positive semi-definite (Wensing, Kim & Slotine 2017,
-   so a real mass distribution exists), friction and armature >= 0, and in the directions the
-   data cannot see the values stay closest to the description's (a small weighted pull towards
-   the prior).
+   so a real mass distribution exists), friction and armature >= 0 (offsets of any sign), and
+   in the directions the data cannot see the values stay closest to the description's (a small
+   weighted pull towards the prior).
 4. ``payload``: only a rigid payload's 10 parameters on one link, the rest of the arm as described.
 
 scipy and cvxpy are imported by the functions that use them, never at import: nodes do not load
@@ -126,7 +128,7 @@ def base_parameters(model, joint_columns=True, samples=None, seed=0):
     independent, K = R11^-1 R12 expresses the others through them.
     """
     from scipy.linalg import qr, solve_triangular
-    P = (13 if joint_columns else 10) * model.n
+    P = (14 if joint_columns else 10) * model.n
     samples = samples or max(20, -(-5 * P // model.n))
     q, qd, qdd = random_states(model, samples, np.random.default_rng(seed))
     eps = 0.5 if joint_columns else None        # any epsilon: tanh columns are independent
@@ -334,10 +336,11 @@ class LeastSquares:
     condition: float                # of the base regressor (columns scaled to unit norm)
     weights: np.ndarray             # per joint, 1 / sigma of its residual
     rows: int
+    residual: np.ndarray = None     # (K, n): the torques the fit leaves, filtered and decimated
 
 
 def observation(model, samples, epsilon):
-    """Return the filtered, decimated regressor (K, n, 13 n) and torques (K, n)."""
+    """Return the filtered, decimated regressor (K, n, 14 n) and torques (K, n)."""
     Y = regressor(model, samples.q, samples.qd, samples.qdd, epsilon)
     return _filter(samples, Y), _filter(samples, samples.tau)
 
@@ -388,7 +391,8 @@ def least_squares(model, samples, base, epsilon):
     cov = np.linalg.pinv(Aw.T @ Aw)
     std = np.sqrt(np.maximum(np.diag(cov), 0.0))
     rel = std / np.maximum(np.abs(beta), 1e-300)
-    return LeastSquares(base, beta, rel, float(s[0] / s[-1]), weights, K * n)
+    return LeastSquares(base, beta, rel, float(s[0] / s[-1]), weights, K * n,
+                        tau - (W @ beta))
 
 
 def predict(model, samples, epsilon):
@@ -398,8 +402,174 @@ def predict(model, samples, epsilon):
     The model's torques: RNEA and its friction with the smooth sign (``tanh(qd / epsilon)``).
     """
     tau = rnea(model, samples.q, samples.qd, samples.qdd)
-    tau += model.damping * samples.qd + model.friction * np.tanh(samples.qd / epsilon)
+    tau += (model.damping * samples.qd + model.friction * np.tanh(samples.qd / epsilon)
+            + model.torque_offset)
     return _filter(samples, samples.tau), _filter(samples, tau)
+
+
+# ---- what the efforts are ----------------------------------------------------------------------
+
+EFFORT_UNITS = ('torque', 'current')
+# efforts this many times larger or smaller than the description's torques (or of the other sign)
+# on a joint that carries load are not torques in N m: a current, a raw count, another unit
+UNIT_RATIO = 3.0
+# a step in a joint's residual that explains this share of it and is at least STEP_SIZE of the
+# joint's torque RMS: an offset that changed during the recording (a torque sensor re-zeroed).
+# Measured on a real Franka recording (Gaz et al. 2019): shares 0.02-0.18; with a 0.5 N m step
+# added to its first joint (22 % of that joint's RMS torque) found, 0.47 N m
+STEP_SHARE, STEP_SIZE = 0.5, 0.02
+
+
+def _rows(samples):
+    """Return the (start, stop) rows of each recording in the filtered, decimated data."""
+    out, start = [], 0
+    for a, b in samples.segments:
+        k = len(range(samples.edge, b - a - samples.edge, samples.step))
+        out.append((start, start + k))
+        start += k
+    return out
+
+
+def check_efforts(model, samples, epsilon, units='torque'):
+    """
+    Refuse efforts that cannot be what ``units`` says (IdentificationError naming the joints).
+
+    Any units: a joint whose effort never changes (all zero: a driver that reports none).
+    ``torque``: on the joints that carry load (a description's torque RMS at least a fifth of
+    the largest), the efforts must follow the description's torques with a gain within
+    1 / ``UNIT_RATIO`` .. ``UNIT_RATIO`` (a least-squares gain and offset per joint): a motor
+    current is typically 5-100 times smaller.
+    """
+    flat = [j for j, x in zip(model.joint_names, np.ptp(samples.tau, axis=0)) if not x > 0]
+    if flat:
+        raise IdentificationError(
+            f'the effort of joint(s) {flat} is {"zero" if not np.any(samples.tau) else "constant"}'
+            f' throughout the recording: its driver reports no effort there. Record one that '
+            f'does, or the commanded efforts (--effort-topic)')
+    if units != 'torque':
+        return
+    measured, nominal = predict(model, samples, epsilon)
+    load = rms(nominal - nominal.mean(axis=0))
+    for j in np.flatnonzero(load >= 0.2 * load.max()):
+        A = np.column_stack([nominal[:, j], np.ones(len(nominal))])
+        gain = np.linalg.lstsq(A, measured[:, j], rcond=None)[0][0]
+        if not 1.0 / UNIT_RATIO <= gain <= UNIT_RATIO:
+            raise IdentificationError(
+                f'joint {model.joint_names[j]}: its efforts are {gain:.3g} x the torques the '
+                f'description predicts for this motion: not torques in N m (N). If the driver '
+                f'reports motor current, say so with --effort-units current; if the sign is '
+                f'opposite, the driver\'s convention differs from the description\'s axis')
+
+
+@dataclass
+class Gains:
+    """Torque per effort unit of each joint (gear included), from efforts in another unit."""
+
+    gains: np.ndarray
+    relative_std: np.ndarray        # of each gain, from the fit's covariance (inf: undetermined)
+
+
+def effort_gains(model, samples, base, epsilon):
+    """
+    Find each joint's torque per effort unit k_j with the base parameters: k_j e_j = Y_j beta.
+
+    The equations are homogeneous: (beta, k) and (c beta, c k) fit alike. The scale is fixed by
+    the description: the identified arm's torques along this motion have the description's
+    size, <W beta, W beta_0> = |W beta_0|^2 (beta_0 the description's base parameters, with
+    its friction), a linear constraint under which (beta, k) is a weighted least-squares fit
+    (each joint's rows weighted by its residual, as ``least_squares``). With a description
+    whose masses are all off by one factor the gains are off by it too.
+    """
+    Y, e = observation(model, samples, epsilon)
+    K, n = e.shape
+    W = base.columns(Y)
+    r = base.count
+    E = np.zeros((K, n, n))
+    E[:, np.arange(n), np.arange(n)] = -e
+    A = np.concatenate([W, E], axis=2)
+    tau0 = W.reshape(-1, r) @ base.of(parameters(model))
+    c = np.concatenate([W.reshape(-1, r).T @ tau0, np.zeros(n)])
+    d = float(tau0 @ tau0)
+    if not d > 0:
+        raise IdentificationError('the effort gains cannot be scaled: the description predicts '
+                                  'no torque along this motion')
+    weights = np.ones(n)
+    for _ in range(2):
+        Aw = (A * weights[None, :, None]).reshape(-1, r + n)
+        norms = np.linalg.norm(Aw, axis=0)
+        if np.any(norms == 0):
+            raise IdentificationError('too little excitation to identify the effort gains')
+        # min |Aw x|^2 subject to c x = d, in columns scaled to unit norm (x = y / norms)
+        sv = np.linalg.svd(Aw / norms, compute_uv=False)
+        M = (Aw / norms).T @ (Aw / norms)
+        M += 1e-12 * sv[0] ** 2 * np.eye(r + n)      # exact (noise-free) data: M singular
+        cn = c / norms
+        z = np.linalg.solve(M, cn)
+        x = d * z / (cn @ z) / norms
+        residual = (A.reshape(-1, r + n) @ x).reshape(K, n)
+        sigma = np.sqrt(np.mean(residual ** 2, axis=0))
+        weights = 1.0 / np.maximum(sigma, 1e-12 * max(sigma.max(), 1e-300))
+    # standard deviations: the rows whitened (the last weights), the fit's covariance within
+    # the constraint's plane, N (N^T M N)^-1 N^T with N spanning it
+    As = (A * weights[None, :, None]).reshape(-1, r + n) / norms
+    N = np.linalg.svd(cn[None, :])[2][1:].T
+    H = N.T @ (As.T @ As) @ N
+    cond = np.linalg.cond(H)
+    std = (np.sqrt(np.maximum(np.diag(N @ np.linalg.pinv(H) @ N.T), 0.0)) / norms)[r:] \
+        if cond < 1e14 else np.full(n, np.inf)
+    return Gains(x[r:], np.where(np.abs(x[r:]) > 0, std / np.abs(x[r:]), np.inf))
+
+
+GAIN_STD = 0.02         # the largest relative standard deviation of an effort gain accepted
+
+
+def check_gains(model, gains):
+    """Refuse gains that are not a motor's or not determined (IdentificationError, the joint)."""
+    for name, k, rel in zip(model.joint_names, gains.gains, gains.relative_std):
+        if not (np.isfinite(k) and k > 0):
+            raise IdentificationError(
+                f'joint {name}: the torque per effort unit comes out {k:.3g}: its effort does '
+                f'not follow its torque (the opposite sign, another joint\'s, or no effort)')
+    weak = [f'{name} ({rel:.0%})' for name, rel in zip(model.joint_names, gains.relative_std)
+            if not rel <= GAIN_STD]
+    if weak:
+        raise IdentificationError(
+            f'the torque per effort unit of joint(s) {", ".join(weak)} is not determined by '
+            f'this motion (relative standard deviation; at most {GAIN_STD:.0%} accepted): their '
+            f'torque is mostly friction, which the motion cannot tell from a gain. Move them '
+            f'against gravity or with a load, or give every joint\'s effort_gain in '
+            f'--params-in (torque constant times gear ratio)')
+
+
+def offset_steps(model, samples, residual):
+    """
+    Return [(joint, step, time)] of the residuals whose offset changed during a recording.
+
+    Per recording and joint, the split into a before and an after that explains most of the
+    residual (the largest k (K - k) / K (mean after - mean before)^2); listed when it explains
+    at least ``STEP_SHARE`` of it and is at least ``STEP_SIZE`` of the joint's torque RMS.
+    """
+    found = []
+    torque = rms(samples.tau)
+    for a, b in _rows(samples):
+        x = residual[a:b] - residual[a:b].mean(axis=0)
+        K = len(x)
+        if K < 20:
+            continue
+        c = np.cumsum(x, axis=0)[:-1]
+        k = np.arange(1, K)[:, None]
+        explained = c ** 2 * K / (k * (K - k))          # the SSE a step at k removes
+        lo, hi = K // 20, K - K // 20
+        best = lo + np.argmax(explained[lo:hi], axis=0)
+        total = np.sum(x ** 2, axis=0)
+        for j in range(model.n):
+            kb = best[j] + 1
+            step = x[kb:, j].mean() - x[:kb, j].mean()
+            if explained[best[j], j] >= STEP_SHARE * total[j] > 0 and \
+                    abs(step) >= STEP_SIZE * torque[j]:
+                found.append((model.joint_names[j], float(step),
+                              float(kb * samples.step / samples.rate)))
+    return found
 
 
 def rms(x):
@@ -463,30 +633,38 @@ def consistent(model, samples, ls, epsilon, prior_weight=1e-4):
     The problem solved:
 
     minimise ||w (Y pi - tau)||^2 / ||w tau||^2 + prior_weight ||D (pi - pi_URDF)||^2
-    subject to: each body's pseudo-inertia >= 0, damping, friction, armature >= 0,
+    subject to: each body's pseudo-inertia >= 0, damping, friction, armature >= 0 (the
+    offsets free),
 
-    D scales each parameter by its column's norm in the data (floored at 1 % of the median), so
-    the pull towards the description is in torque units and negligible wherever the data speak.
+    D scales each dependent parameter (``BaseParameters``) by its column's norm in the data
+    (floored at 1 % of the median) and is zero on the independent ones: the pull towards the
+    description is in torque units and acts only where the data cannot speak (the combinations
+    that change no torque), and through the constraints.
     """
     import cvxpy as cp
     Y, tau = observation(model, samples, epsilon)
-    n, P = model.n, 13 * model.n
+    n, P = model.n, 14 * model.n
     A = (Y * ls.weights[None, :, None]).reshape(-1, P)
     b = (tau * ls.weights).ravel()
     scale = float(np.linalg.norm(b))
     R, z, rest = _reduced(A / scale, b / scale)
     norms = np.linalg.norm(A, axis=0) / scale
     D = np.maximum(norms, 0.01 * np.median(norms[norms > 0]))
+    # only the dependent parameters are pulled: given them, the independent ones reach any base
+    # parameters, so the pull never trades fit for closeness to the description (with it on
+    # every parameter, the offset of ur5's shoulder_lift traded against its gravity terms: 0.13
+    # N m on noise-free data)
+    D[ls.base.independent] = 0.0
     prior = parameters(model)
     x = cp.Variable(P)
     objective = cp.sum_squares(R @ x - z) + prior_weight * cp.sum_squares(
         cp.multiply(D, x - prior))
-    constraints = [x[10 * n:] >= 0]
+    constraints = [x[10 * n:13 * n] >= 0]
     for j in range(n):
         constraints.append(_pseudo_inertia_expr(x[10 * j:10 * j + 10]) >> 0)
     _solve(cp.Problem(cp.Minimize(objective), constraints))
     pi = np.array(x.value)
-    pi[10 * n:] = np.maximum(pi[10 * n:], 0.0)
+    pi[10 * n:13 * n] = np.maximum(pi[10 * n:13 * n], 0.0)
     eig = np.array([np.linalg.eigvalsh(pseudo_inertia(pi[10 * j:10 * j + 10]))[0]
                     for j in range(n)])
     A_base = ls.base.columns(Y * ls.weights[None, :, None]).reshape(-1, ls.base.count)
@@ -549,7 +727,8 @@ def payload(model, samples, link, epsilon):
                    float(np.linalg.eigvalsh(pseudo_inertia(p))[0]))
 
 
-__all__ = ['BaseParameters', 'Consistent', 'DEFAULT_CUTOFF', 'IdentificationError',
-           'LeastSquares', 'Payload', 'Recording', 'Samples', 'base_parameters', 'concatenate',
-           'consistent', 'inertial_parameters', 'least_squares', 'model_order', 'payload',
-           'predict', 'prepare', 'pseudo_inertia', 'random_states', 'rms']
+__all__ = ['BaseParameters', 'Consistent', 'DEFAULT_CUTOFF', 'EFFORT_UNITS', 'Gains',
+           'IdentificationError', 'LeastSquares', 'Payload', 'Recording', 'Samples',
+           'base_parameters', 'check_efforts', 'check_gains', 'concatenate', 'consistent',
+           'effort_gains', 'inertial_parameters', 'least_squares', 'model_order', 'offset_steps',
+           'payload', 'predict', 'prepare', 'pseudo_inertia', 'random_states', 'rms']

@@ -210,7 +210,8 @@ class RobotModel:
                  I, link_body, link_X,  # noqa: E741 (Featherstone's I)
                  position_limits, velocity_limits, effort_limits, damping, friction,
                  gravity=(0.0, 0.0, -9.81), root_link='', ros2_control=None, mimic=None,
-                 warnings=(), urdf_joints=None, link_masses=None, armature=None):
+                 warnings=(), urdf_joints=None, link_masses=None, armature=None,
+                 torque_offset=None):
         self.name = name
         self.root_link = root_link
         # what the description's <ros2_control> blocks say (joint order, initial values)
@@ -249,6 +250,11 @@ class RobotModel:
         # rotor inertia reflected to each joint (kg m^2, or kg for prismatic), added to the mass
         # matrix diagonal as MuJoCo and Drake do; URDF has no field for it (with_armature)
         self.armature = _frozen(_armature(armature, n))
+        # what a joint's effort reads with no motion and no load, any sign (N m or N): a torque
+        # sensor's bias, or the mean of a friction that differs with the direction of motion
+        # (fc + offset moving forwards, fc - offset backwards). Identified, never in a URDF.
+        self.torque_offset = _frozen(np.zeros(n) if torque_offset is None else
+                                     np.asarray(torque_offset, dtype=float).reshape(n))
         self._index = {name: i for i, name in enumerate(self.joint_names)}
 
         # Xtree as (E, r) and I as (m, h = m c, Ibar): what the compiled kernels read, packed
@@ -368,7 +374,7 @@ class RobotModel:
                     friction=self.friction, gravity=self._gravity, root_link=self.root_link,
                     ros2_control=self.ros2_control, mimic=self.mimic, warnings=self.warnings,
                     urdf_joints=self.urdf_joints, link_masses=self.link_masses,
-                    armature=self.armature)
+                    armature=self.armature, torque_offset=self.torque_offset)
         args.update(changes)
         return RobotModel(**args)
 

@@ -22,8 +22,11 @@ The parameters of a model with n joints, in this order (``parameter_names``):
   origin (not the centre of mass): Pinocchio's ``Inertia.toDynamicParameters`` order. A body is
   everything rigidly attached below joint j through fixed joints: one parameter set for all of
   it, as the model merges those links (``model.py``).
-- per joint i (3 n): viscous friction ``b`` (column qd_i), Coulomb friction ``fc`` (column
-  tanh(qd_i / epsilon), the controller's smooth sign) and ``armature`` (column qdd_i).
+- per joint i (4 n): viscous friction ``b`` (column qd_i), Coulomb friction ``fc`` (column
+  tanh(qd_i / epsilon), the controller's smooth sign), ``armature`` (column qdd_i) and the
+  torque ``offset`` (column 1): a torque sensor's bias, or a Coulomb friction that differs with
+  the direction of motion (fc + offset forwards, fc - offset backwards: with a sign column
+  the two describe the same torques, see ``RobotModel.torque_offset``).
 
 ``Regressor`` is the recursion of Atkeson, An & Hollerbach (1986) in spatial_v2's terms:
 velocities and accelerations outward as in ``ID``; then for each body its 6x10 body regressor
@@ -42,7 +45,7 @@ _inline = njit(cache=True, inline='always', fastmath={'contract'})
 
 _ONE = np.ones(1)
 INERTIAL = ('m', 'mc_x', 'mc_y', 'mc_z', 'I_xx', 'I_xy', 'I_yy', 'I_xz', 'I_yz', 'I_zz')
-JOINT = ('damping', 'friction', 'armature')
+JOINT = ('damping', 'friction', 'armature', 'offset')
 
 
 @_inline
@@ -133,19 +136,20 @@ def Regressor(model, ws, wc, q, qd, qdd, Y):
 
 @_inline
 def _joint_columns(n, qd, qdd, eps, Y):
-    """Fill the friction and armature columns of Y (n x 13n) after the inertial ones."""
+    """Fill the friction, armature and offset columns of Y (n x 14n) after the inertial ones."""
     for i in range(n):
-        for c in range(10 * n, 13 * n):
+        for c in range(10 * n, 14 * n):
             Y[i, c] = 0.0
         Y[i, 10 * n + i] = qd[i]
         Y[i, 11 * n + i] = np.tanh(qd[i] / eps)
         Y[i, 12 * n + i] = qdd[i]
+        Y[i, 13 * n + i] = 1.0
 
 
 @njit(cache=True, inline='always')
 def _check_columns(n, Y):
-    if Y.shape[-2] != n or (Y.shape[-1] != 10 * n and Y.shape[-1] != 13 * n):
-        raise ValueError('Y must be (n, 10n) or (n, 13n)')
+    if Y.shape[-2] != n or (Y.shape[-1] != 10 * n and Y.shape[-1] != 14 * n):
+        raise ValueError('Y must be (n, 10n) or (n, 14n)')
 
 
 @entry_point(_sig(1, 1, 1, 1, 2))
@@ -154,7 +158,7 @@ def regressor_one(data, q, qd, qdd, eps, Y):
     _check(n, q), _check(n, qd), _check(n, qdd)
     _check_columns(n, Y)
     Regressor(model, ws, wc, q, qd, qdd, Y)
-    if Y.shape[1] == 13 * n:
+    if Y.shape[1] == 14 * n:
         _joint_columns(n, qd, qdd, eps[0], Y)
 
 
@@ -167,7 +171,7 @@ def regressor_batch(data, q, qd, qdd, eps, Y):
     for k in range(q.shape[0]):
         Yk = _row(Y, k)
         Regressor(model, ws, wc, _row(q, k), _row(qd, k), _row(qdd, k), Yk)
-        if Y.shape[2] == 13 * n:
+        if Y.shape[2] == 14 * n:
             _joint_columns(n, _row(qd, k), _row(qdd, k), eps[0], Yk)
 
 
@@ -178,8 +182,8 @@ def regressor(model, q, qd, qdd, friction_velocity_epsilon=None, out=None):
     Return Y with tau = Y pi, for one state (n,) -> (n, P) or a batch (K, n) -> (K, n, P).
 
     Without ``friction_velocity_epsilon``: the 10 n inertial columns (Pinocchio's
-    ``computeJointTorqueRegressor``); with it, also the 3 n friction and armature columns
-    (P = 13 n, see the module doc). ``out``: a preallocated array of that shape to fill.
+    ``computeJointTorqueRegressor``); with it, also the 4 n friction, armature and offset
+    columns (P = 14 n, see the module doc). ``out``: a preallocated array of that shape to fill.
     """
     n = model.n
     if out is not None and friction_velocity_epsilon is None and out.shape[-1] == 10 * n:
@@ -189,7 +193,7 @@ def regressor(model, q, qd, qdd, friction_velocity_epsilon=None, out=None):
         except (TypeError, ValueError):
             pass
     q, qd, qdd = _states(model, q, (qd, 'qd'), (qdd, 'qdd'))
-    P = 10 * n if friction_velocity_epsilon is None else 13 * n
+    P = 10 * n if friction_velocity_epsilon is None else 14 * n
     eps = np.array([1.0 if friction_velocity_epsilon is None
                     else float(friction_velocity_epsilon)])
     if not eps[0] > 0:
@@ -214,9 +218,9 @@ def inertial_parameters(model):
 
 
 def parameters(model):
-    """Return all 13 n parameters: inertial, then damping, friction and armature per joint."""
+    """Return all 14 n parameters: inertial, then damping, friction, armature, offset per joint."""
     return np.concatenate([inertial_parameters(model), model.damping, model.friction,
-                           model.armature])
+                           model.armature, model.torque_offset])
 
 
 def body_names(model):
@@ -256,14 +260,14 @@ def inertia_parameters(I):  # noqa: E741
 
 def with_parameters(model, pi):
     """
-    Return the model with the parameters ``pi`` (10 n, or 13 n with friction and armature).
+    Return the model with the parameters ``pi`` (10 n, or 14 n with the joints' columns).
 
     A massless body with a first moment (m = 0, h != 0) has no rigid-body meaning and is refused.
     """
     pi = np.asarray(pi, dtype=float)
     n = model.n
-    if pi.shape not in ((10 * n,), (13 * n,)) or not np.all(np.isfinite(pi)):
-        raise ValueError(f'parameters must be {10 * n} or {13 * n} finite numbers')
+    if pi.shape not in ((10 * n,), (14 * n,)) or not np.all(np.isfinite(pi)):
+        raise ValueError(f'parameters must be {10 * n} or {14 * n} finite numbers')
     bodies = pi[:10 * n].reshape(n, 10)
     I = np.empty((n, 6, 6))  # noqa: E741
     for j, p in enumerate(bodies):
@@ -271,7 +275,7 @@ def with_parameters(model, pi):
             raise ValueError(f'body {body_names(model)[j]}: first moment without mass')
         I[j] = spatial_inertia(p)
     changes = dict(I=I)
-    if pi.shape[0] == 13 * n:
+    if pi.shape[0] == 14 * n:
         changes.update(damping=pi[10 * n:11 * n], friction=pi[11 * n:12 * n],
-                       armature=pi[12 * n:])
+                       armature=pi[12 * n:13 * n], torque_offset=pi[13 * n:])
     return model._replace(**changes)

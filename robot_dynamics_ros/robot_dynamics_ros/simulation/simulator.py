@@ -22,7 +22,9 @@ One ``step(tau)`` advances the state by ``dt``:
    a moving joint (``|qd|`` > ``v_eps``) feels ``-fc sgn(qd)``; a joint at rest sticks (friction
    cancels whatever would accelerate it) while the torque needed for that stays within ``fs``,
    else it slips with ``fc`` against the motion it starts. A joint whose velocity friction would
-   reverse within a step stops instead (no chatter);
+   reverse within a step stops instead (no chatter). ``friction_asymmetry`` a makes it depend
+   on the direction, as a real gear's does: fc + a (and fs + a) forwards, fc - a backwards (a
+   constant -a beside symmetric friction);
 3. joints resting on a position limit: while the net generalized force pushes such a joint
    outwards, a constraint torque holds it there (qdd = 0 at that joint, the rest of the arm
    feels the reaction); it releases when the force pulls it away. Sticking and resting joints
@@ -346,7 +348,7 @@ def _impacts(model, ws, f_ext, q, qd, qd_new, lower, upper, dt, e, v, impulse, h
 
 
 # rows of Simulator._params (per joint) and _consts
-DAMPING, EFFORT, LOWER, UPPER, FC, FS, VMAX, NO_VMAX = range(8)
+DAMPING, EFFORT, LOWER, UPPER, FC, FS, VMAX, NO_VMAX, ASYMMETRY = range(9)
 V_EPS, DT, RESTITUTION, FRICTIONLESS = range(4)
 # rows of the per-step results (``last``) and of the scratch
 APPLIED, FRICTION, STOP, IMPULSE = range(4)
@@ -398,14 +400,15 @@ def _step(fd, fd_ws, model, ws, f_ext, q, qd, tau, params, consts, q_new, qd_new
             return status
     # friction and stops: the resting torques, the integrator, the held joints
     rest_tau = scratch[REST_TAU]
+    asymmetry = params[ASYMMETRY]       # friction fc + a moving forwards, fc - a backwards
     for i in range(n):
-        rest_tau[i] = applied[i] - damping[i] * qd[i]
+        rest_tau[i] = applied[i] - damping[i] * qd[i] - asymmetry[i]
     factored = _resting_torques(fd, fd_ws, f_ext, q, qd, rest_tau, fc, fs, v_eps, lower,
                                 upper, friction, stop, scratch[RW:RW + 8], mats, ints[0:3])
     if factored < 0:
         return NOT_POSITIVE
     for i in range(n):
-        extra[i] = friction[i] + stop[i]
+        extra[i] = friction[i] + stop[i] - asymmetry[i]
     if k is None and factored:
         # Euler: the accelerations came with the resting torques (what FDab would give again)
         status = _euler_update(q, qd, scratch[RW + 6], fc, v_eps, dt, lower, upper, no_vmax,
@@ -472,7 +475,8 @@ class Simulator:
 
     def __init__(self, model, *, dt=1e-3, integrator='semi_implicit_euler', damping=None,
                  friction=None, static_friction=None, v_eps=1e-6, max_velocity=None,
-                 q0=None, qd0=None, position_limits=True, effort_limits=True, restitution=0.0):
+                 q0=None, qd0=None, position_limits=True, effort_limits=True, restitution=0.0,
+                 friction_asymmetry=None):
         if not dt > 0:
             raise ValueError(f'timestep must be > 0, got {dt}')
         if integrator not in INTEGRATORS:
@@ -495,6 +499,18 @@ class Simulator:
                                 _per_joint(static_friction, n, 'static_friction'))
         if np.any(self.static_friction < self.friction):
             raise ValueError('static friction must be at least the Coulomb friction')
+        # a friction that differs with the direction of motion: fc + a forwards, fc - a
+        # backwards (and static friction alike), i.e. symmetric friction and a constant -a
+        asym = np.zeros(n) if friction_asymmetry is None else \
+            np.asarray(friction_asymmetry, dtype=float).ravel()
+        if asym.size == 1:
+            asym = np.full(n, asym[0])
+        if asym.shape != (n,) or not np.all(np.isfinite(asym)) or np.any(
+                np.abs(asym) > self.friction):
+            raise ValueError(f'friction_asymmetry needs one value or one per joint ({n}), each '
+                             f'within +-friction {self.friction.tolist()} (a friction that '
+                             f'pushes is no friction), got {asym.tolist()}')
+        self.friction_asymmetry = asym
         self.v_eps = v_eps
         vlim = model.velocity_limits
         self.max_velocity = (np.where(np.isfinite(vlim), 100 * vlim, 1e3) if max_velocity is None
@@ -520,7 +536,7 @@ class Simulator:
         # vectors and matrices)
         self._params = np.array([self.damping, self.effort, self.lower, self.upper,
                                  self.friction, self.static_friction, self.max_velocity,
-                                 np.full(n, np.inf)])
+                                 np.full(n, np.inf), self.friction_asymmetry])
         self._consts = np.array([v_eps, self.dt, self.restitution,
                                  float(not np.any(self.static_friction > 0))])
         self._scratch = np.zeros((QDD + 1, n))

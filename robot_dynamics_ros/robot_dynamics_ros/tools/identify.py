@@ -18,7 +18,8 @@
     robot-dynamics excite --urdf NOMINAL.urdf [--duration 20] [--harmonics 5]
                           [--base-frequency 0.1] [--start Q ...] -o excite.yaml
     robot-dynamics identify --urdf NOMINAL.urdf BAG [BAG ...] [--topic T] [--effort-topic T]
-                            [--holdout BAG] [--payload LINK] -o corrected.urdf
+                            [--effort-units torque|current] [--holdout BAG] [--payload LINK]
+                            -o corrected.urdf
                             [--params-out params.yaml] [--report report.yaml]
                             [--plot identify.png]
     robot-dynamics identify --urdf NOMINAL.urdf --list-base-parameters
@@ -29,9 +30,17 @@ optimised for the condition number of the base regressor within the position, ve
 effort limits. ``identify`` fits the recorded torques: the base parameters by weighted least
 squares, then physically consistent full parameters by a semidefinite program, and writes the
 description with every identified ``<inertial>`` and ``<dynamics>`` replaced (everything else
-kept), a params file for the nodes (armature, damping, friction), a report and a plot. With
-``--payload LINK`` only a rigid payload on LINK is identified. Exit status 2 on bad input, with no
-output file written.
+kept), a params file for the nodes (armature, damping, friction, torque_offset and, from
+currents, effort_gain), a report and a plot. With ``--payload LINK`` only a rigid payload on LINK
+is identified. Exit status 2 on bad input, with no output file written.
+
+The model of an effort: effort_gain * effort = RNEA(q, qd, qdd) (with the armature) + damping qd
++ friction tanh(qd / friction_velocity_epsilon) + torque_offset. The offset is a torque sensor's
+bias, and with the Coulomb term a friction that differs with the direction of motion: friction +
+torque_offset moving forwards, friction - torque_offset backwards (the report lists both).
+``--effort-units current``: the efforts are motor currents (or any unit proportional to the
+torque); each joint's effort_gain (torque per unit, gear included) is identified too, its scale
+fixed by the description's masses (see the identification docs).
 """
 import os
 import sys
@@ -42,7 +51,7 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..control.identification import DEFAULT_CUTOFF, IdentificationError
+from ..control.identification import DEFAULT_CUTOFF, EFFORT_UNITS, IdentificationError
 from ..dynamics import RobotModel, load_description
 from ..dynamics.model import com_inertia
 
@@ -65,6 +74,10 @@ def add_parsers(sub, description_arguments):
                                                             '/joint_states)')
     i.add_argument('--effort-topic', help='JointState topic of the commanded efforts when the '
                                           'joint states carry none (the controller\'s ~/torques)')
+    i.add_argument('--effort-units', choices=EFFORT_UNITS, default='torque',
+                   help='what the efforts are: torque (N m, N; checked against the description) '
+                        'or current (or any unit proportional to torque: each joint\'s gain is '
+                        'identified; with --payload it comes from --params-in\'s effort_gain)')
     i.add_argument('--holdout', metavar='BAG', help='a recording kept out of the fit to validate')
     i.add_argument('--payload', metavar='LINK', help='identify only a rigid payload on LINK')
     i.add_argument('-o', '--output', metavar='corrected.urdf', help='the corrected description')
@@ -186,8 +199,8 @@ def _write_all(files, who):
 def list_base_parameters(model):
     from ..control.identification import base_parameters
     base = base_parameters(model)
-    lines = [f'# {model.name}: {base.count} base parameters of {len(base.names)} '
-             f'(10 inertial per body, damping, friction, armature per joint)',
+    lines = [f'# {model.name}: {base.count} base parameters of {len(base.names)}',
+             '# (10 inertial per body; damping, friction, armature, offset per joint)',
              '# each is the first parameter plus the others times their coefficient']
     for k in range(base.count):
         lines += textwrap.wrap(f'b{k + 1:<3d} = {base.combination(k)}', WIDTH,
@@ -236,15 +249,16 @@ def corrected_description(xml, model, identified):
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding='unicode') + '\n'
 
 
-PARAMS_IN = ('armature', 'damping', 'friction', 'friction_velocity_epsilon',
-             'friction_compensation')
+PARAMS_IN = ('armature', 'damping', 'friction', 'torque_offset', 'effort_gain',
+             'friction_velocity_epsilon', 'friction_compensation')
+SIGNED = ('torque_offset',)             # any sign; the others >= 0 (effort_gain > 0)
 
 
 def read_params(path, model):
     """
     Return the identification values of a params file (``/**`` or a node's ros__parameters).
 
-    Only those of ``PARAMS_IN``; armature, damping and friction with one value per model joint.
+    Only those of ``PARAMS_IN``; the per-joint ones with one value per model joint.
     """
     import yaml
     try:
@@ -260,27 +274,34 @@ def read_params(path, model):
         for key in PARAMS_IN:
             if isinstance(values, dict) and key in values:
                 found[key] = values[key]
-    for key in ('armature', 'damping', 'friction'):
+    for key in ('armature', 'damping', 'friction', 'torque_offset', 'effort_gain'):
         if key in found:
             v = np.asarray(found[key], dtype=float).ravel()
             if v.size == 1:
                 v = np.full(model.n, v[0])
-            if v.shape != (model.n,) or not np.all(np.isfinite(v)) or np.any(v < 0):
+            sign = (np.all(v > 0) if key == 'effort_gain' else
+                    True if key in SIGNED else np.all(v >= 0))
+            if v.shape != (model.n,) or not np.all(np.isfinite(v)) or not sign:
+                what = ('> 0' if key == 'effort_gain' else 'of any sign' if key in SIGNED
+                        else '>= 0')
                 raise IdentificationError(f'--params-in: {key} needs {model.n} finite values '
-                                          f'>= 0 (one per joint of {model.name})')
+                                          f'{what} (one per joint of {model.name})')
             found[key] = v
     if not found:
         raise IdentificationError(f'--params-in: {path} sets none of {", ".join(PARAMS_IN)}')
     return found
 
 
-def _params_file(model, identified, epsilon, payload=None, carried=None):
+def _params_file(model, identified, epsilon, payload=None, carried=None, gains=None):
     values = {k: (v.tolist() if isinstance(v, np.ndarray) else v)
               for k, v in (carried or {}).items()}
     if payload is None:
         values.update(armature=identified.armature.tolist(), damping=identified.damping.tolist(),
-                      friction=identified.friction.tolist(), friction_compensation=1.0,
+                      friction=identified.friction.tolist(),
+                      torque_offset=identified.torque_offset.tolist(), friction_compensation=1.0,
                       friction_velocity_epsilon=epsilon)
+        if gains is not None:
+            values['effort_gain'] = gains.tolist()
     else:
         values.update({'payload.link': payload.link, 'payload.mass': payload.mass,
                        'payload.com': payload.com.tolist(),
@@ -358,8 +379,15 @@ def identify(args, load_model):
         carried = read_params(args.params_in, model) if args.params_in else {}
         if 'armature' in carried:
             model = model.with_armature(carried['armature'])
-        model = model._replace(**{k: carried[k] for k in ('damping', 'friction')
+        model = model._replace(**{k: carried[k] for k in ('damping', 'friction', 'torque_offset')
                                   if k in carried})
+        gains = carried.get('effort_gain')
+        if gains is not None and args.effort_units != 'current':
+            raise IdentificationError('--params-in gives effort_gain (efforts in motor current): '
+                                      'say --effort-units current')
+        if args.payload and args.effort_units == 'current' and gains is None:
+            raise IdentificationError('--effort-units current with --payload needs each joint\'s '
+                                      'effort_gain from --params-in: identify the arm first')
         eps = (args.friction_velocity_epsilon if args.friction_velocity_epsilon is not None
                else carried.get('friction_velocity_epsilon', EPSILON))
         if not eps > 0:
@@ -383,9 +411,14 @@ def identify(args, load_model):
                 notes += more
         _say(f'identify: {train.used} samples at {train.rate / train.step:.0f} Hz from '
              f'{train.read} read ({train.rate:.0f} Hz), cut-off {train.cutoff:g} Hz')
+        if gains is not None:           # currents of known gains: torques from here on
+            _scale_efforts(gains, train, hold)
+        idf.check_efforts(model, train, eps, 'torque' if gains is not None else
+                          args.effort_units)
         report = {'model': model.name, 'cutoff_hz': train.cutoff,
                   'samples': {'read': train.read, 'used': train.used,
                               'dropped': dict(train.dropped), 'notes': notes}}
+        identified_gains = False
         if args.payload:
             with _Stage(f'a payload on {args.payload} (semidefinite program)'):
                 pl = idf.payload(model, train, args.payload, eps)
@@ -397,8 +430,23 @@ def identify(args, load_model):
             pl = None
             with _Stage('base parameters'):
                 base = idf.base_parameters(model)
+            if args.effort_units == 'current' and gains is None:
+                with _Stage(f'torque per effort unit of {model.n} joints'):
+                    found = idf.effort_gains(model, train, base, eps)
+                idf.check_gains(model, found)
+                gains = found.gains
+                identified_gains = True
+                _scale_efforts(gains, train, hold)
             with _Stage(f'weighted least squares on {base.count} base parameters'):
                 ls = idf.least_squares(model, train, base, eps)
+            steps = idf.offset_steps(model, train, ls.residual)
+            if steps:
+                raise IdentificationError(
+                    'the efforts\' offset changed during a recording (a torque sensor '
+                    're-zeroed?): ' + '; '.join(f'joint {j} by {d:+.3g} N m at t = {t:.1f} s'
+                                                for j, d, t in steps)
+                    + '. One offset per joint cannot fit it: record again, or cut the recording '
+                      'there and identify from one part')
             with _Stage(f'physically consistent parameters of {model.n} bodies (semidefinite '
                         f'program)'):
                 cons = idf.consistent(model, train, ls, eps, args.prior_weight)
@@ -412,6 +460,7 @@ def identify(args, load_model):
             report['pseudo_inertia_min_eigenvalue'] = dict(zip(
                 [child for _, _, child in model.urdf_joints] or model.joint_names,
                 cons.min_eigenvalue.tolist()))
+            report['joints'] = _joint_report(identified, gains)
         rms = {}
         series = {}
         for what, s in (('training', train), ('holdout', hold)):
@@ -440,7 +489,8 @@ def identify(args, load_model):
             files[args.output] = xml
         if args.params_out:
             files[args.params_out] = _params_file(model, identified, eps, pl,
-                                                  carried if pl is not None else None)
+                                                  carried if pl is not None else None,
+                                                  gains if identified_gains else None)
         if args.report:
             files[args.report] = _yaml(report)
     except (IdentificationError, ValueError, KeyError, OSError) as e:
@@ -466,6 +516,26 @@ def identify(args, load_model):
             return _fail(f'cannot write {args.plot}: {e.strerror}')
     _print_summary(model, report, rms, args, time.monotonic() - t0)
     return 0
+
+
+def _scale_efforts(gains, *samples):
+    """Turn the samples' efforts into torques: each joint's times its gain (torque per unit)."""
+    for s in samples:
+        if s is not None:
+            s.tau = s.tau * gains
+
+
+def _joint_report(model, gains):
+    """Per joint: friction (and what it is in each direction), armature, offset, gain."""
+    out = {}
+    for i, j in enumerate(model.joint_names):
+        fc, fo = float(model.friction[i]), float(model.torque_offset[i])
+        out[j] = {'damping': float(model.damping[i]), 'friction': fc, 'torque_offset': fo,
+                  'friction_forward': fc + fo, 'friction_backward': fc - fo,
+                  'armature': float(model.armature[i])}
+        if gains is not None:
+            out[j]['effort_gain'] = float(gains[i])
+    return out
 
 
 def with_payload_link(xml, payload):
@@ -504,6 +574,16 @@ def _print_summary(model, report, rms, args, seconds):
         p = report['payload']
         _say(f'identify: payload on {p["link"]}: {p["mass"]:.4g} kg at '
              f'[{", ".join(f"{x:.4g}" for x in p["com"])}] m')
+    if 'joints' in report:
+        rows = report['joints']
+        cols = [('damping', 'damping'), ('friction', 'friction'), ('offset', 'torque_offset'),
+                ('fc forward', 'friction_forward'), ('fc backward', 'friction_backward')]
+        if any('effort_gain' in r for r in rows.values()):
+            cols.append(('effort gain', 'effort_gain'))
+        _say('\nJoint friction, offset' + (' and torque per effort unit' if len(cols) > 5
+                                           else '') + ' (N m, N):')
+        _say(_table(model, [(title, [rows[j][key] for j in model.joint_names])
+                            for title, key in cols]))
     for what, (tau, nominal, ident) in rms.items():
         _say(f'\nRMS torque error on the {what} data (N m, N):')
         _say(_table(model, [('torque RMS', tau), ('URDF model', nominal),
