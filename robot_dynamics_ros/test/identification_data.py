@@ -33,7 +33,9 @@ def true_arm(nominal, seed=0, payload_link=None):
     Return the nominal model changed as a real arm differs from its URDF.
 
     Masses +-30 %, centres of mass moved by up to 3 cm, inertias about the CoM scaled by
-    0.7..1.3, viscous and Coulomb friction and armature on every joint, a 1.2 kg payload.
+    0.7..1.3, viscous and Coulomb friction, armature and a torque offset (+-0.8 N m: a torque
+    sensor's bias, or friction that differs with the direction) on every joint, a 1.2 kg
+    payload.
     """
     rng = np.random.default_rng(seed)
     I = nominal.I.copy()  # noqa: E741
@@ -47,6 +49,7 @@ def true_arm(nominal, seed=0, payload_link=None):
     true = nominal._replace(I=I, damping=rng.uniform(0.2, 1.0, n),
                             friction=rng.uniform(0.2, 1.5, n),
                             armature=rng.uniform(0.01, 0.2, n))
+    true = true._replace(torque_offset=rng.uniform(-0.8, 0.8, n))
     link = payload_link or [k for k in nominal.link_names
                             if nominal.link_frame(k)[0] == n - 1][-1]
     return true.with_payload(link, 1.2, (0.01, -0.02, 0.06), (0.004, 0.0, 0.0, 0.005, 0.0, 0.003))

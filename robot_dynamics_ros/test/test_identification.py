@@ -83,6 +83,10 @@ def test_noise_free_data_give_the_true_base_parameters(arm):
     measured, predicted = idf.predict(identified, hold, EPSILON)
     assert np.all(idf.rms(measured - predicted) < 1e-3 * idf.rms(measured)), name
     assert cons.min_eigenvalue.min() > -1e-9
+    # the offsets (and with them the friction in each direction) come back: exactly in beta
+    # (above), within the consistent fit's trade in the full parameters (seen: 5 mN m)
+    np.testing.assert_allclose(identified.torque_offset, true.torque_offset, atol=0.01)
+    np.testing.assert_allclose(identified.friction, true.friction, atol=0.01)
 
 
 def test_noisy_data_give_a_model_that_predicts_held_out_motion(arm):
@@ -102,6 +106,94 @@ def test_noisy_data_give_a_model_that_predicts_held_out_motion(arm):
         idf.rms(measured - urdf)
     assert np.all((error <= 0.05 * torque) | (error <= 0.2)), (name, error / torque)
     assert np.all(error * 5 <= before), (name, error, before)
+
+
+def test_without_the_offset_the_fit_is_worse_where_the_arm_has_one(arm):
+    """The offset column earns its keep: leaving it out costs each joint about its offset."""
+    name, nominal, true, base = arm
+    samples, ls = fit(nominal, base, recording(true, fourier(nominal, 3), 20.0, noise=NOISE))
+    independent = [base.names[i] for i in base.independent]
+    # one per joint, each identifiable on its own
+    offsets = [independent.index(f'{j}.offset') for j in nominal.joint_names]
+    # within four standard deviations of the fit (shoulder_lift's offset is nearly one of its
+    # gravity terms in this motion: 0.05 N m there, the others within 5 mN m)
+    std = ls.relative_std[offsets] * np.abs(ls.beta[offsets])
+    assert np.all(np.abs(ls.beta[offsets] - true.torque_offset) <= 4 * std + 1e-3), \
+        (name, ls.beta[offsets] - true.torque_offset, std)
+    Y, tau = idf.observation(nominal, samples, EPSILON)
+    W = base.columns(Y)
+    keep = [k for k in range(base.count) if k not in offsets]
+    Wk = W[:, :, keep].reshape(-1, len(keep))
+    beta = np.linalg.lstsq(Wk, tau.ravel(), rcond=None)[0]
+    without = idf.rms(tau - (Wk @ beta).reshape(tau.shape))
+    with_ = idf.rms(ls.residual)
+    big = np.abs(true.torque_offset) > 0.3
+    assert np.all(without[big] > 2 * with_[big]), (name, without, with_)
+
+
+@pytest.mark.parametrize('name', ['ur5', 'panda'])
+def test_efforts_in_current_give_each_joints_gain(name):
+    """A driver reporting current through gains k: the gains come back within 2 %."""
+    nominal = RobotModel.from_urdf(robot_urdf(name))
+    n = nominal.n
+    rng = np.random.default_rng(11)
+    true = nominal._replace(damping=rng.uniform(0.1, 0.5, n), friction=rng.uniform(0.5, 1.5, n),
+                            torque_offset=rng.uniform(-0.5, 0.5, n))
+    k = rng.uniform(5.0, 50.0, n)               # N m per A, gear included
+    rec = recording(true, fourier(nominal, 1, amplitude=0.8), 30.0, noise=NOISE)
+    rec.effort = rec.effort / k
+    samples = idf.prepare(nominal, rec)
+    with pytest.raises(idf.IdentificationError, match='not torques in N m.*--effort-units current'):
+        idf.check_efforts(nominal, samples, EPSILON, 'torque')
+    idf.check_efforts(nominal, samples, EPSILON, 'current')
+    gains = idf.effort_gains(nominal, samples, idf.base_parameters(nominal), EPSILON)
+    idf.check_gains(nominal, gains)
+    assert np.all(np.abs(gains.gains / k - 1) < 0.02), (name, gains.gains / k - 1)
+    # a joint whose current has the other sign is named
+    flipped = idf.Gains(gains.gains * np.r_[1.0, -1.0, np.ones(n - 2)], gains.relative_std)
+    with pytest.raises(idf.IdentificationError, match=f'joint {nominal.joint_names[1]}: the '
+                                                      f'torque per effort unit comes out -'):
+        idf.check_gains(nominal, flipped)
+
+
+def test_a_joint_whose_gain_the_motion_cannot_tell_is_refused():
+    """kinova's last joint moves only its own link about its axis: friction or a gain."""
+    nominal = RobotModel.from_urdf(robot_urdf('kinova'))
+    n = nominal.n
+    rng = np.random.default_rng(0)
+    true = nominal._replace(friction=rng.uniform(0.5, 1.5, n))
+    rec = recording(true, fourier(nominal, 1, amplitude=0.8), 30.0, noise=NOISE)
+    rec.effort = rec.effort / rng.uniform(5.0, 50.0, n)
+    samples = idf.prepare(nominal, rec)
+    gains = idf.effort_gains(nominal, samples, idf.base_parameters(nominal), EPSILON)
+    with pytest.raises(idf.IdentificationError,
+                       match=rf'joint\(s\) {nominal.joint_names[-1]} \([0-9.]+%\) is not determined'):
+        idf.check_gains(nominal, gains)
+
+
+def test_an_offset_that_changes_mid_recording_is_found():
+    nominal = RobotModel.from_urdf(robot_urdf('ur5'))
+    true = true_arm(nominal)
+    rec = recording(true, fourier(nominal, 3), 20.0, noise=NOISE)
+    base = idf.base_parameters(nominal)
+    samples, ls = fit(nominal, base, rec)
+    assert idf.offset_steps(nominal, samples, ls.residual) == []
+    rec.effort[rec.t >= 112.0, 1] += 0.5          # shoulder_lift's sensor re-zeroed at 12 s
+    samples, ls = fit(nominal, base, rec)
+    (joint, step, t), = idf.offset_steps(nominal, samples, ls.residual)
+    assert joint == 'shoulder_lift_joint' and abs(step - 0.5) < 0.1 and abs(t - 12.0) < 0.5
+
+
+@pytest.mark.parametrize('what', ['zero', 'constant'])
+def test_efforts_that_never_change_are_refused_naming_the_joint(what):
+    nominal = RobotModel.from_urdf(robot_urdf('ur5'))
+    rec = recording(nominal, fourier(nominal, 7), 5.0)
+    if what == 'zero':
+        rec.effort[:] = 0.0
+    else:
+        rec.effort[:, 4] = 1.5
+    with pytest.raises(idf.IdentificationError, match=f'the effort of joint.*{what} throughout'):
+        idf.check_efforts(nominal, idf.prepare(nominal, rec), EPSILON)
 
 
 def test_too_little_excitation_names_what_is_not_excited():

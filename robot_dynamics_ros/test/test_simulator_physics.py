@@ -148,6 +148,43 @@ def test_stiction_holds_below_and_slips_above_the_friction():
 
 
 @pytest.mark.parametrize('integrator', ['semi_implicit_euler', 'rk4'])
+def test_asymmetric_friction_differs_with_the_direction(integrator):
+    """fc + a forwards, fc - a backwards: the break-away torques and the sliding accelerations."""
+    m, fc, a = 2.0, 3.0, 1.0
+    model = RobotModel.from_urdf(SLIDER.format(axis='1 0 0', fc=fc, m=m))
+    for push, moves, accel in ((3.9, False, 0.0), (4.5, True, (4.5 - 4.0) / m),
+                               (-1.9, False, 0.0), (-2.5, True, (-2.5 + 2.0) / m)):
+        sim = Simulator(model, dt=1e-3, integrator=integrator, friction_asymmetry=[a])
+        for _ in range(1000):
+            sim.step([push])
+        assert (sim.qd[0] != 0.0) == moves, push
+        assert sim.qd[0] == pytest.approx(accel * 1.0, rel=3e-3, abs=1e-12), push
+    with pytest.raises(ValueError, match='friction_asymmetry .* within'):
+        Simulator(model, friction_asymmetry=[3.5])
+
+
+def test_sensors_report_offset_gain_noise_and_counts():
+    from robot_dynamics_ros.simulation import Sensors
+    n = 3
+    applied, q, qd = np.array([10.0, -4.0, 0.5]), np.array([0.1, 0.2, 0.3]), np.zeros(n)
+    ideal = Sensors(n)
+    assert ideal.read(q, qd, applied)[2] is applied                 # nothing added
+    s = Sensors(n, effort_offset=[0.5, -0.2, 0.0], effort_gain=[20.0, 10.0, 1.0])
+    np.testing.assert_allclose(s.read(q, qd, applied)[2], [0.525, -0.42, 0.5])
+    s = Sensors(n, effort_noise=0.1, position_resolution=1e-3, effort_resolution=0.01, seed=4)
+    efforts = np.array([s.read(q, qd, applied)[2] for _ in range(4000)])
+    assert np.std(efforts[:, 0]) == pytest.approx(0.1, rel=0.05)
+    assert np.allclose(efforts * 100, np.round(efforts * 100))     # counts of 0.01
+    pos = s.read(q + 3e-4, qd, applied)[0]
+    np.testing.assert_allclose(pos, np.round((q + 3e-4) / 1e-3) * 1e-3)
+    for bad, match in ((dict(effort_gain=[0.0]), 'effort_gain must be > 0'),
+                       (dict(effort_noise=[-1.0]), 'effort_noise must be >= 0'),
+                       (dict(effort_offset=[1.0, 2.0]), 'one per joint')):
+        with pytest.raises(ValueError, match=match):
+            Sensors(n, **bad)
+
+
+@pytest.mark.parametrize('integrator', ['semi_implicit_euler', 'rk4'])
 def test_matches_pinocchio_aba_with_the_same_integrator(integrator):
     xml = robot_urdf('panda')
     model = RobotModel.from_urdf(xml)

@@ -165,7 +165,7 @@ class Controller:
     def __init__(self, model, *, joints=(), mode='gravity', kp=(100.0,), kd=(20.0,),
                  hardware_compensates_gravity=False, effort_limits=None, default_positions=None,
                  payload=None, armature=None, friction_compensation=0.0, damping=None,
-                 friction=None, friction_velocity_epsilon=0.01, task=None):
+                 friction=None, friction_velocity_epsilon=0.01, task=None, torque_offset=None):
         # the rotor inertias (armature) are part of the arm: with the payload on top
         self.base_model = model if armature is None or len(armature) == 0 else \
             model.with_armature(armature)
@@ -187,7 +187,7 @@ class Controller:
         self.set_default_positions(default_positions or {})
         self.set_payload(payload)
         self.set_friction_compensation(friction_compensation, damping, friction,
-                                       friction_velocity_epsilon)
+                                       friction_velocity_epsilon, torque_offset)
         self.reset_state()
         self.law = None               # the TaskSpaceLaw of self.model, built on first use
         self._law_posture = None      # the posture the law has
@@ -400,12 +400,15 @@ class Controller:
             gains.append(full)
         self.kp, self.kd = gains
 
-    def set_friction_compensation(self, scale, damping=None, friction=None, epsilon=0.01):
+    def set_friction_compensation(self, scale, damping=None, friction=None, epsilon=0.01,
+                                  offset=None):
         """
         Compensate a share ``scale`` (0..1) of the joints' friction in the output.
 
         Viscous ``damping`` b and Coulomb ``friction`` fc per model joint (one value for all, or
-        None for the URDF's <dynamics>), with a smooth sign: b qd + fc tanh(qd / ``epsilon``).
+        None for the URDF's <dynamics>), with a smooth sign, and the torque ``offset`` fo (any
+        sign; None: the model's, zero from a URDF): b qd + fc tanh(qd / ``epsilon``) + fo, what
+        ``robot-dynamics identify`` fits. The observer takes all of it (``model_friction``).
         """
         if not 0.0 <= scale <= 1.0:
             raise ValueError(f'friction_compensation must be in [0, 1], got {scale}')
@@ -422,8 +425,16 @@ class Controller:
                 raise ValueError(f'{name} needs one value >= 0 or one per model joint ({m.n}), '
                                  f'got {x.tolist()}')
             values.append(x)
+        fo = m.torque_offset.copy() if offset is None or len(offset) == 0 else \
+            np.asarray(offset, dtype=float).ravel()
+        if fo.size == 1:
+            fo = np.full(m.n, fo[0])
+        if fo.shape != (m.n,) or not np.all(np.isfinite(fo)):
+            raise ValueError(f'torque_offset needs one value or one per model joint ({m.n}), '
+                             f'each finite, got {fo.tolist()}')
         self.friction_scale, self.friction_epsilon = float(scale), float(epsilon)
         self.friction_b, self.friction_fc = values
+        self.friction_fo = fo
 
     def react(self, kind, q):
         """
@@ -453,8 +464,12 @@ class Controller:
         """Return the friction compensation for model joint velocities qd (zero when off)."""
         if self.friction_scale == 0.0:
             return np.zeros(self.base_model.n)
-        return self.friction_scale * (self.friction_b * qd + self.friction_fc *
-                                      np.tanh(qd / self.friction_epsilon))
+        return self.friction_scale * self.model_friction(qd)
+
+    def model_friction(self, qd):
+        """Return the joints' friction and offset at velocities qd: b qd + fc tanh + fo."""
+        return (self.friction_b * qd + self.friction_fc * np.tanh(qd / self.friction_epsilon)
+                + self.friction_fo)
 
     def set_effort_limits(self, overrides):
         """Override effort limits ({joint: limit}); the others keep the URDF's (or inf)."""

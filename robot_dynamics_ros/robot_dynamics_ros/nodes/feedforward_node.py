@@ -99,8 +99,9 @@ PARAMETERS = {
                                               'iyz izz (kg m^2)', False),
     'friction_compensation': (float, 0.0, 'share (0..1) of the joint friction added to the '
                                           'output: b qd + fc tanh(qd / '
-                                          'friction_velocity_epsilon), on the desired velocity '
-                                          'along a trajectory, else the measured one', False),
+                                          'friction_velocity_epsilon) + torque_offset, on the '
+                                          'desired velocity along a trajectory, else the '
+                                          'measured one', False),
     'friction_velocity_epsilon': (float, 0.01, 'velocity scale of the smooth Coulomb sign (rad/s '
                                                'or m/s)', False),
     'damping': ('float[]', [], 'viscous friction b per model joint for the compensation (one for '
@@ -108,6 +109,16 @@ PARAMETERS = {
     'friction': ('float[]', [], 'Coulomb friction fc per model joint for the compensation (one '
                                 'for all or one per joint; empty: the URDF <dynamics friction>)',
                  False),
+    'torque_offset': ('float[]', [], 'torque offset fo per model joint, any sign (one for all or '
+                                     'one per joint; empty: zero): a torque sensor\'s bias, or '
+                                     'with fc a friction that differs with the direction (fc + fo '
+                                     'forwards, fc - fo backwards); from robot-dynamics identify',
+                      False),
+    'effort_gain': ('float[]', [1.0], 'torque per unit of the joint_states effort (one for all or '
+                                      'one per model joint, > 0): 1 for efforts in N m; the '
+                                      'identified N m per A for drivers that report motor '
+                                      'current (robot-dynamics identify --effort-units current)',
+                    False),
     'observer.enabled': (bool, True, 'estimate the external joint torques with the '
                                      'generalized-momentum observer, on ~/external_torques',
                          False),
@@ -402,19 +413,25 @@ class FeedforwardNode(Node):
         return None
 
     def _observer(self, ctrl, v, old=None):
-        """Return (observer or None, thresholds) for ``ctrl``'s model (ValueError: no fit)."""
+        """
+        Return (observer or None, thresholds, effort gains) for ``ctrl``'s model.
+
+        ValueError when the parameters do not fit it.
+        """
         n = ctrl.model.n
         gain = per_joint(v['observer.gain'], n, 'observer.gain', allow_zero=False)
         thresholds = per_joint(v['collision.thresholds'], n, 'collision.thresholds')
+        effort_gain = per_joint(v['effort_gain'], n, 'effort_gain', allow_zero=False)
         if not v['observer.enabled']:
-            return None, thresholds
+            return None, thresholds, effort_gain
         self._observer_kernel()         # loaded, or compiling elsewhere from now on
         if old is not None and np.array_equal(old.model._model, ctrl.model._model) and \
                 np.array_equal(old.gain, gain):
             old.max_interval = v['state_timeout']
-            return old, thresholds          # the same model and gains: keep its state
+            return old, thresholds, effort_gain     # the same model and gains: keep its state
         # across a gap longer than state_timeout (the torques changed unseen) r is held
-        return MomentumObserver(ctrl.model, gain, max_interval=v['state_timeout']), thresholds
+        return (MomentumObserver(ctrl.model, gain, max_interval=v['state_timeout']), thresholds,
+                effort_gain)
 
     def _controller(self, model, v):
         """Build a Controller for ``model`` and parameter values ``v`` (ValueError: no fit)."""
@@ -432,7 +449,7 @@ class FeedforwardNode(Node):
                               friction_compensation=v['friction_compensation'],
                               damping=v['damping'] or None, friction=v['friction'] or None,
                               friction_velocity_epsilon=v['friction_velocity_epsilon'],
-                              task=self._task(v))
+                              torque_offset=v['torque_offset'] or None, task=self._task(v))
         except KeyError as e:
             raise ValueError(str(e).strip('"')) from None
 
@@ -466,7 +483,7 @@ class FeedforwardNode(Node):
             self._declaring = False
         try:
             ctrl = self._controller(model, values)
-            observer, thresholds = self._observer(ctrl, values)
+            observer, thresholds, effort_gain = self._observer(ctrl, values)
         except ValueError as e:
             log.error(f'robot_description from {source} does not fit the parameters: {e}; '
                       + ('keeping the previous model' if self.ctrl else 'still no model'))
@@ -488,6 +505,7 @@ class FeedforwardNode(Node):
                 log.info('the running trajectory goes on with the new model')
         self.model, self.ctrl = model, ctrl
         self.observer, self.thresholds, self.collided = observer, thresholds, False
+        self.effort_gain = effort_gain
         self.armed = False
         self.watched = bool((thresholds > 0).any())
         self.efforts, self.effort_seen = np.zeros(model.n), np.zeros(model.n, dtype=bool)
@@ -553,7 +571,7 @@ class FeedforwardNode(Node):
         if problem is None and model is not None:
             try:
                 ctrl = self._controller(model, v)
-                observer, thresholds = self._observer(ctrl, v, self.observer)
+                observer, thresholds, effort_gain = self._observer(ctrl, v, self.observer)
             except ValueError as e:
                 problem = str(e)
         if problem:
@@ -579,6 +597,7 @@ class FeedforwardNode(Node):
                         f'targets on {self.resolve_topic_name("~/target_pose")}')
             self.ctrl = ctrl
             self.observer, self.thresholds = observer, thresholds
+            self.effort_gain = effort_gain
             self.watched = bool((thresholds > 0).any())
             self.out = Outputs(ctrl)
         if new_description is not None:
@@ -686,8 +705,11 @@ class FeedforwardNode(Node):
             self.throttle.warning('effort', f'observer.torque_source is measured but joint_states '
                                             f'carry no effort for {missing}: no estimate')
             return
-        tau = self.efforts if source == 'measured' or (source == 'auto' and measured) \
-            else motor
+        tau = self.efforts * self.effort_gain if source == 'measured' or (
+            source == 'auto' and measured) else motor
+        # what moves the arm: the drives' torques less the joints' friction and offset as
+        # modelled (identified: what an effort reads beyond the rigid-body torques)
+        tau = tau - ctrl.model_friction(ctrl.qd)
         t = (stamp.sec + 1e-9 * stamp.nanosec if stamp.sec or stamp.nanosec
              else self.get_clock().now().nanoseconds * 1e-9)
         skipped = self.observer.skipped

@@ -41,7 +41,9 @@ from std_srvs.srv import SetBool, Trigger
 
 from ..control import default_joints, shared_joints
 from ..dynamics import PRISMATIC
-from ..simulation import INTEGRATORS, START_MARGIN, SimulationDiverged, Simulator, initial_pose
+from ..simulation import (INTEGRATORS, START_MARGIN, Sensors, SimulationDiverged, Simulator,
+                          initial_pose)
+from ..simulation.sensors import FIELDS as SENSOR_FIELDS
 from .common import (DESCRIPTION_QOS, FILE_PARAMETERS, DescriptionSource, Throttle,
                      coerce_numbers, declare, file_description, run_node, usage)
 from .launch_setup import SIMULATOR
@@ -79,6 +81,26 @@ PARAMETERS = {
                 True),
     'friction': ('float[]', [], 'Coulomb friction per joint (empty: the URDF <dynamics friction>)',
                  True),
+    'friction_asymmetry': ('float[]', [], 'a per joint: Coulomb (and static) friction fc + a '
+                                          'moving forwards, fc - a backwards, |a| <= fc (one '
+                                          'for all or one per model joint; empty: none)', True),
+    'effort_offset': ('float[]', [], 'bias added to each reported effort, as a joint torque '
+                                     'sensor has (N m or N; one for all or one per model joint)',
+                      True),
+    'effort_gain': ('float[]', [], 'torque per reported effort unit: effort = (applied + '
+                                   'offset) / gain, a driver that reports motor current (one '
+                                   'for all or one per model joint; empty: 1, torques)', True),
+    'effort_noise': ('float[]', [], 'standard deviation of white noise on the reported efforts '
+                                    '(in their unit; one or one per model joint)', True),
+    'effort_resolution': ('float[]', [], 'reported efforts rounded to this step (0: not)',
+                          True),
+    'position_noise': ('float[]', [], 'standard deviation of white noise on the reported '
+                                      'positions (rad or m)', True),
+    'position_resolution': ('float[]', [], 'reported positions rounded to this step, an '
+                                           'encoder\'s count (0: not)', True),
+    'velocity_noise': ('float[]', [], 'standard deviation of white noise on the reported '
+                                      'velocities', True),
+    'noise_seed': (int, 0, 'seed of the noise (the same run reports the same noise)', True),
     'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
                                 'diagonal: one for all or one per model joint (kg m^2; kg for '
                                 'prismatic joints; empty: none)', True),
@@ -211,7 +233,10 @@ class SimulatorNode(Node):
                 q, qd, pose = carried_state(old, model, q0)
             sim = Simulator(model, dt=v['timestep'], integrator=v['integrator'],
                             damping=v['damping'] or None, friction=v['friction'] or None, q0=q,
-                            qd0=qd, restitution=v['limit_restitution'])
+                            qd0=qd, restitution=v['limit_restitution'],
+                            friction_asymmetry=v['friction_asymmetry'] or None)
+            sensors = Sensors(model.n, seed=v['noise_seed'],
+                              **{k: v[k] or None for k in SENSOR_FIELDS})
         except ValueError as e:
             self.get_logger().error(f'cannot simulate the model from {source}: {e}')
             return
@@ -223,7 +248,7 @@ class SimulatorNode(Node):
             else:
                 self.command, self.last_command, self.halted = None, None, None
                 self.braked = v['hold_until_command']
-            self.sim, self.joints, self.q0 = sim, joints, q0
+            self.sim, self.joints, self.q0, self.sensors = sim, joints, q0, sensors
             self.cmd_idx = np.array([model.index(j) for j in joints], dtype=np.int64)
             self.reanchor = True
             self._units = ['m' if t == PRISMATIC else 'rad' for t in model.jtype]
@@ -467,10 +492,11 @@ class SimulatorNode(Node):
                     time.sleep(left)        # a little late at worst; no busy wait on 2 cores
 
     def _publish(self, sim, held=False):
-        zeros = [0.0] * sim.model.n
-        msg = JointState(name=list(sim.model.joint_names), position=sim.q.tolist(),
-                         velocity=zeros if held else sim.qd.tolist(),
-                         effort=zeros if held else sim.applied.tolist())
+        zeros = np.zeros(sim.model.n)
+        q, qd, effort = self.sensors.read(sim.q, zeros if held else sim.qd,
+                                          zeros if held else sim.applied)
+        msg = JointState(name=list(sim.model.joint_names), position=q.tolist(),
+                         velocity=qd.tolist(), effort=effort.tolist())
         sec, nsec = divmod(int(round(sim.t * 1e9)), 10**9)
         if self.clock_pub is not None:
             c = Clock()
