@@ -149,7 +149,7 @@ def test_stiction_holds_below_and_slips_above_the_friction():
 
 @pytest.mark.parametrize('integrator', ['semi_implicit_euler', 'rk4'])
 def test_asymmetric_friction_differs_with_the_direction(integrator):
-    """fc + a forwards, fc - a backwards: the break-away torques and the sliding accelerations."""
+    """Friction fc + a forwards, fc - a backwards: break-away torques, sliding accelerations."""
     m, fc, a = 2.0, 3.0, 1.0
     model = RobotModel.from_urdf(SLIDER.format(axis='1 0 0', fc=fc, m=m))
     for push, moves, accel in ((3.9, False, 0.0), (4.5, True, (4.5 - 4.0) / m),

@@ -52,6 +52,10 @@ from ..dynamics.regressor import (inertia_parameters, inertial_parameters, param
                                   parameters, regressor, spatial_inertia)
 
 DEFAULT_CUTOFF = 10.0           # Hz: the low-pass cut-off of positions, velocities and efforts
+# rad/s (m/s): slower, a joint's equation is left out of the fits (``observation``). With
+# Coulomb friction of 1-2.5 N m and stiction in the simulator, the gains of ur5's joints were
+# off by up to 10 % with every sample fitted, within 0.5 % without those below 0.05 rad/s
+SLOW = 0.05
 # |R_kk| / |R_00| below which a pivoted column counts as dependent. Measured on random states of
 # ur5, panda, kinova, z1, xarm7: independent columns >= 1.7e-2, dependent ones <= 5e-13, and one
 # of xarm7 at 3.5e-7 (a combination that tiny offsets in its description barely excite: the fit
@@ -340,9 +344,18 @@ class LeastSquares:
 
 
 def observation(model, samples, epsilon):
-    """Return the filtered, decimated regressor (K, n, 14 n) and torques (K, n)."""
+    """
+    Return the filtered, decimated regressor (K, n, 14 n) and torques (K, n) the fits take.
+
+    A joint's equation at a sample where it moves slower than ``SLOW`` is left out (its row and
+    torque zeroed): around a reversal a real joint sticks and its friction is anything within
+    +-fs, which no smooth sign fits.
+    """
     Y = regressor(model, samples.q, samples.qd, samples.qdd, epsilon)
-    return _filter(samples, Y), _filter(samples, samples.tau)
+    Y, tau = _filter(samples, Y), _filter(samples, samples.tau)
+    slow = np.abs(_filter(samples, samples.qd)) < SLOW
+    Y[slow], tau[slow] = 0.0, 0.0
+    return Y, tau
 
 
 def condition_number(W):
@@ -366,6 +379,12 @@ def least_squares(model, samples, base, epsilon):
     if K * n < 2 * r:
         raise IdentificationError(f'{K} samples ({K * n} torque equations) for {r} base '
                                   f'parameters: record longer')
+    moving = int(np.count_nonzero(np.any(W != 0.0, axis=2)))
+    if moving < 2 * r:
+        raise IdentificationError(
+            f'too little excitation: {moving} of the {K * n} torque equations have their joint '
+            f'moving faster than {SLOW:g} rad/s (m/s), for {r} base parameters. Move every '
+            f'joint through its range, at several speeds (robot-dynamics excite)')
     A = W.reshape(-1, r)
     norms = np.linalg.norm(A, axis=0)
     U, s, Vt = np.linalg.svd(A / np.where(norms > 0, norms, 1.0), full_matrices=False)
@@ -466,19 +485,46 @@ class Gains:
     """Torque per effort unit of each joint (gear included), from efforts in another unit."""
 
     gains: np.ndarray
-    relative_std: np.ndarray        # of each gain, from the fit's covariance (inf: undetermined)
+    relative_std: np.ndarray        # of each gain, from the fit that gave it
+    # the gains the whole motion left uncertain, each found from its joint alone on the
+    # description's rigid-body torque on it (see ``effort_gains``)
+    from_description: np.ndarray
+
+
+# the relative standard deviation (from the motion alone) above which a gain is said to rest on
+# the description: 3 of them within 1.5 % (measured: ur5, panda <= 0.2 %; kinova's last joint
+# 2 %: its torque is friction and its link's inertia about its own axis)
+GAIN_STD = 0.005
+
+
+def _fit_with(As, C, d):
+    """Return y minimising |As y|^2 subject to C y = d (KKT; As's columns of unit norm)."""
+    m, k = As.shape[1], len(d)
+    KKT = np.zeros((m + k, m + k))
+    KKT[:m, :m] = As.T @ As + 1e-12 * np.eye(m)         # exact data: As^T As is singular
+    KKT[:m, m:], KKT[m:, :m] = C.T, C
+    return np.linalg.solve(KKT, np.concatenate([np.zeros(m), d]))[:m]
 
 
 def effort_gains(model, samples, base, epsilon):
     """
     Find each joint's torque per effort unit k_j with the base parameters: k_j e_j = Y_j beta.
 
-    The equations are homogeneous: (beta, k) and (c beta, c k) fit alike. The scale is fixed by
-    the description: the identified arm's torques along this motion have the description's
-    size, <W_r beta, W beta_0> = |W beta_0|^2 (W_r beta: the rigid-body base parameters' part of
-    the torques, beta_0 the description's rigid-body base parameters), a linear constraint under which (beta, k) is a weighted least-squares fit
-    (each joint's rows weighted by its residual, as ``least_squares``). With a description
-    whose masses are all off by one factor the gains are off by it too.
+    The equations are homogeneous: (beta, k) and (c beta, c k) fit alike. The description
+    fixes the scale, as a linear constraint under which (beta, k) is a weighted least-squares
+    fit (each joint's rows weighted by its residual, as ``least_squares``): the identified
+    arm's rigid-body torques along this motion have the description's size,
+    ``<W_r beta, tau_0> = |tau_0|^2`` (tau_0 = W beta_0, the description's rigid-body torques,
+    its friction left out).
+    With a description whose masses are all off by one factor the gains are off by it too.
+
+    A joint whose torque is mostly its own friction (a last wrist joint) leaves its gain
+    uncertain in that fit: the gain and the parameters only that joint feels scale together,
+    and the noise of its effort biases the gain towards zero. When the fit's relative standard
+    deviation of a gain exceeds ``GAIN_STD``, the gain comes from that joint alone: its effort
+    regressed on the description's rigid-body torque on it and its own friction columns
+    (e_j = tau_0j / k_j + (b qd + fc tanh + fo) / k_j, the regressors free of the effort's
+    noise): it rests on the description's inertia of the links it moves.
     """
     Y, e = observation(model, samples, epsilon)
     K, n = e.shape
@@ -490,9 +536,10 @@ def effort_gains(model, samples, base, epsilon):
     # the rigid-body part only: the description's friction (often none) says nothing of scale
     rigid = np.array([not base.names[i].endswith(('.damping', '.friction', '.offset'))
                       for i in base.independent])
-    tau0 = W.reshape(-1, r) @ np.where(rigid, base.of(parameters(model)), 0.0)
-    c = np.concatenate([np.where(rigid, W.reshape(-1, r).T @ tau0, 0.0), np.zeros(n)])
-    d = float(tau0 @ tau0)
+    Wr = W * rigid
+    tau0 = Wr @ base.of(parameters(model))                         # (K, n)
+    c = np.concatenate([Wr.reshape(-1, r).T @ tau0.ravel(), np.zeros(n)])
+    d = float(np.sum(tau0 ** 2))
     if not d > 0:
         raise IdentificationError('the effort gains cannot be scaled: the description predicts '
                                   'no torque along this motion')
@@ -502,49 +549,46 @@ def effort_gains(model, samples, base, epsilon):
         norms = np.linalg.norm(Aw, axis=0)
         if np.any(norms == 0):
             raise IdentificationError('too little excitation to identify the effort gains')
-        # min |Aw x|^2 subject to c x = d, in columns scaled to unit norm (x = y / norms)
-        sv = np.linalg.svd(Aw / norms, compute_uv=False)
-        M = (Aw / norms).T @ (Aw / norms)
-        M += 1e-12 * sv[0] ** 2 * np.eye(r + n)      # exact (noise-free) data: M singular
-        cn = c / norms
-        z = np.linalg.solve(M, cn)
-        x = d * z / (cn @ z) / norms
+        x = _fit_with(Aw / norms, (c / norms)[None, :], np.array([d])) / norms
         residual = (A.reshape(-1, r + n) @ x).reshape(K, n)
         sigma = np.sqrt(np.mean(residual ** 2, axis=0))
         weights = 1.0 / np.maximum(sigma, 1e-12 * max(sigma.max(), 1e-300))
-    # standard deviations: the rows whitened (the last weights), the fit's covariance within
-    # the constraint's plane, N (N^T M N)^-1 N^T with N spanning it
+    # from the motion alone: the covariance of the fit within the constraint's plane (rows
+    # whitened), N (N^T M N)^-1 N^T with N spanning it
     As = (A * weights[None, :, None]).reshape(-1, r + n) / norms
-    N = np.linalg.svd(cn[None, :])[2][1:].T
+    N = np.linalg.svd((c / norms)[None, :])[2][1:].T
     H = N.T @ (As.T @ As) @ N
-    cond = np.linalg.cond(H)
-    std = (np.sqrt(np.maximum(np.diag(N @ np.linalg.pinv(H) @ N.T), 0.0)) / norms)[r:] \
-        if cond < 1e14 else np.full(n, np.inf)
-    return Gains(x[r:], np.where(np.abs(x[r:]) > 0, std / np.abs(x[r:]), np.inf))
-
-
-# the largest relative standard deviation of an effort gain accepted: 3 of them within 1.5 %
-# (measured: ur5, panda <= 0.2 %; kinova's last joint 2 %, 83 % off: its torque is friction and
-# its link's inertia about its own axis, which the motion cannot tell from the gain)
-GAIN_STD = 0.005
+    var = np.diag(N @ np.linalg.pinv(H, rcond=1e-14) @ N.T) if np.linalg.cond(H) < 1e14 \
+        else np.full(r + n, np.inf)
+    gains = x[r:].copy()
+    rel = np.where(np.abs(gains) > 0, np.sqrt(np.maximum(var[r:], 0.0)) / norms[r:]
+                   / np.abs(gains), np.inf)
+    local = ~(rel <= GAIN_STD)
+    for j in np.flatnonzero(local):
+        own = Y[:, j, [10 * model.n + j, 11 * model.n + j, 13 * model.n + j]]
+        used = np.any(own != 0.0, axis=1)               # not left out as slow
+        X = np.column_stack([tau0[:, j], own])[used]
+        if not np.any(X[:, 0]):
+            raise IdentificationError(
+                f'joint {model.joint_names[j]}: the motion cannot tell its torque per effort '
+                f'unit from its friction, and the description predicts no torque on it to fix '
+                f'it: move it against gravity or with a load')
+        u, res = np.linalg.lstsq(X, e[used, j], rcond=None)[:2]
+        dof = max(len(X) - X.shape[1], 1)
+        s2 = float(res[0]) / dof if len(res) else 0.0
+        std_u = np.sqrt(s2 * np.linalg.pinv(X.T @ X)[0, 0])
+        gains[j] = 1.0 / u[0] if u[0] != 0 else np.inf
+        rel[j] = std_u / abs(u[0]) if u[0] != 0 else np.inf
+    return Gains(gains, rel, local)
 
 
 def check_gains(model, gains):
-    """Refuse gains that are not a motor's or not determined (IdentificationError, the joint)."""
-    for name, k, rel in zip(model.joint_names, gains.gains, gains.relative_std):
+    """Refuse gains that are not a motor's (IdentificationError naming the joint)."""
+    for name, k in zip(model.joint_names, gains.gains):
         if not (np.isfinite(k) and k > 0):
             raise IdentificationError(
                 f'joint {name}: the torque per effort unit comes out {k:.3g}: its effort does '
                 f'not follow its torque (the opposite sign, another joint\'s, or no effort)')
-    weak = [f'{name} ({rel:.1%})' for name, rel in zip(model.joint_names, gains.relative_std)
-            if not rel <= GAIN_STD]
-    if weak:
-        raise IdentificationError(
-            f'the torque per effort unit of joint(s) {", ".join(weak)} is not determined by '
-            f'this motion (relative standard deviation; at most {GAIN_STD:.1%} accepted): their '
-            f'torque is mostly friction, which the motion cannot tell from a gain. Move them '
-            f'against gravity or with a load, or give every joint\'s effort_gain in '
-            f'--params-in (torque constant times gear ratio)')
 
 
 def offset_steps(model, samples, residual):

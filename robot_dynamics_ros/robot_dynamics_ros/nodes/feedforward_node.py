@@ -112,12 +112,12 @@ PARAMETERS = {
     'torque_offset': ('float[]', [], 'torque offset fo per model joint, any sign (one for all or '
                                      'one per joint; empty: zero): a torque sensor\'s bias, or '
                                      'with fc a friction that differs with the direction (fc + fo '
-                                     'forwards, fc - fo backwards); from robot-dynamics identify',
+                                     'forwards, fc - fo backwards), as identification finds',
                       False),
     'effort_gain': ('float[]', [1.0], 'torque per unit of the joint_states effort (one for all or '
-                                      'one per model joint, > 0): 1 for efforts in N m; the '
-                                      'identified N m per A for drivers that report motor '
-                                      'current (robot-dynamics identify --effort-units current)',
+                                      'one per model joint, > 0): 1 for efforts in N m; for a '
+                                      'driver that reports motor current, the N m per A that '
+                                      'identification with effort units current found',
                     False),
     'observer.enabled': (bool, True, 'estimate the external joint torques with the '
                                      'generalized-momentum observer, on ~/external_torques',

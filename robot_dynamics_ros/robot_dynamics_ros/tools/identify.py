@@ -437,6 +437,13 @@ def identify(args, load_model):
                 gains = found.gains
                 identified_gains = True
                 _scale_efforts(gains, train, hold)
+                leaning = [j for j, x in zip(model.joint_names, found.from_description) if x]
+                report['effort_gain_from_description'] = leaning
+                if leaning:
+                    _say(f'identify: the torque per effort unit of {", ".join(leaning)} rests on '
+                         f'the description\'s inertia of the links they move: the motion '
+                         f'cannot tell it from their friction (move them against gravity or '
+                         f'with a load to measure it)')
             with _Stage(f'weighted least squares on {base.count} base parameters'):
                 ls = idf.least_squares(model, train, base, eps)
             steps = idf.offset_steps(model, train, ls.residual)
