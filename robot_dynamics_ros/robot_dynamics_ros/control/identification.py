@@ -347,13 +347,15 @@ def observation(model, samples, epsilon):
     """
     Return the filtered, decimated regressor (K, n, 14 n) and torques (K, n) the fits take.
 
-    A joint's equation at a sample where it moves slower than ``SLOW`` is left out (its row and
-    torque zeroed): around a reversal a real joint sticks and its friction is anything within
-    +-fs, which no smooth sign fits.
+    A joint's equation at a sample where it moves slower than ``SLOW`` (or than a quarter of its
+    RMS velocity, for a joint that moves slowly throughout) is left out (its row and torque
+    zeroed): around a reversal a real joint sticks and its friction is anything within +-fs,
+    which no smooth sign fits.
     """
     Y = regressor(model, samples.q, samples.qd, samples.qdd, epsilon)
     Y, tau = _filter(samples, Y), _filter(samples, samples.tau)
-    slow = np.abs(_filter(samples, samples.qd)) < SLOW
+    qd = _filter(samples, samples.qd)
+    slow = np.abs(qd) < np.minimum(SLOW, 0.25 * rms(qd))
     Y[slow], tau[slow] = 0.0, 0.0
     return Y, tau
 
