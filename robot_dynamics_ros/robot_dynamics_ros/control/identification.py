@@ -456,10 +456,11 @@ def check_efforts(model, samples, epsilon, units='torque'):
     Refuse efforts that cannot be what ``units`` says (IdentificationError naming the joints).
 
     Any units: a joint whose effort never changes (all zero: a driver that reports none).
-    ``torque``: on the joints that carry load (a description's torque RMS at least a fifth of
-    the largest), the efforts must follow the description's torques with a gain within
-    1 / ``UNIT_RATIO`` .. ``UNIT_RATIO`` (a least-squares gain and offset per joint): a motor
-    current is typically 5-100 times smaller.
+    ``torque``: on the joints that carry load (a description's rigid-body torque RMS at least a
+    fifth of the largest), the efforts must follow the description's rigid-body torques with a
+    gain within 1 / ``UNIT_RATIO`` .. ``UNIT_RATIO`` (a least-squares gain with viscous and
+    Coulomb friction and an offset per joint): a motor current is typically 5-100 times
+    smaller.
     """
     flat = [j for j, x in zip(model.joint_names, np.ptp(samples.tau, axis=0)) if not x > 0]
     if flat:
@@ -469,10 +470,16 @@ def check_efforts(model, samples, epsilon, units='torque'):
             f'does, or the commanded efforts (--effort-topic)')
     if units != 'torque':
         return
-    measured, nominal = predict(model, samples, epsilon)
+    zero = np.zeros(model.n)
+    rigid = model._replace(damping=zero, friction=zero, torque_offset=zero)
+    measured, nominal = predict(rigid, samples, epsilon)
+    qd = _filter(samples, samples.qd)
     load = rms(nominal - nominal.mean(axis=0))
     for j in np.flatnonzero(load >= 0.2 * load.max()):
-        A = np.column_stack([nominal[:, j], np.ones(len(nominal))])
+        # the description's rigid-body torque, and friction of any size (a URDF's is often
+        # missing or a guess: xarm7's viscous damping alone is 4x the true arm's torque)
+        A = np.column_stack([nominal[:, j], qd[:, j], np.tanh(qd[:, j] / epsilon),
+                             np.ones(len(nominal))])
         gain = np.linalg.lstsq(A, measured[:, j], rcond=None)[0][0]
         if not 1.0 / UNIT_RATIO <= gain <= UNIT_RATIO:
             raise IdentificationError(
