@@ -177,18 +177,31 @@ def run(tmp_path, ns, scenario, *controller_args, sim_args=()):
             loop.stop()
 
 
-@pytest.mark.parametrize('source', ['auto', 'commanded'])
+# a driver that reports motor current through gains of 10 N m/A, each with a torque sensor's bias
+# (N m), and the controller told both, as identification would (effort_gain, torque_offset)
+OFFSETS = [1.5, -2.0, 0.8, 2.5, -0.6, 0.4, -0.3, 0.0, 0.0]
+CURRENT = (['-p', 'effort_gain:=[10.0]', '-p', f'effort_offset:={OFFSETS}'],
+           ['-p', 'effort_gain:=[10.0]', '-p', f'torque_offset:={OFFSETS}'])
+
+
+@pytest.mark.parametrize('source', ['auto', 'commanded', 'current'])
 def test_a_push_on_the_hand_shows_as_external_torques(tmp_path, source):
     """
     The source auto takes the simulator's measured efforts; commanded what the node sent.
 
     commanded assumes each command acts from the next state on: true of a synchronous driver
     and of the simulator in lockstep, not of a free-running one over DDS, where a command
-    computed late (a stalled controller catching up) shows as an external torque.
+    computed late (a stalled controller catching up) shows as an external torque. current:
+    measured efforts in A with offsets: the observer takes gain times effort less the offset
+    (without torque_offset it reads the offsets, up to 2.5 N m, before and after the push:
+    seen failing so).
     """
-    lockstep = ['-p', 'lockstep:=true'] if source == 'commanded' else []
+    sim_args = ['-p', 'lockstep:=true'] if source == 'commanded' else \
+        CURRENT[0] if source == 'current' else []
+    ctrl_args = CURRENT[1] if source == 'current' else []
     run(tmp_path, f'observed_{source}', lambda loop: push_shows(loop, source),
-        '-p', f'observer.torque_source:={source}', sim_args=lockstep)
+        '-p', f'observer.torque_source:={"auto" if source == "current" else source}',
+        *ctrl_args, sim_args=sim_args)
 
 
 def push_shows(loop, source):
