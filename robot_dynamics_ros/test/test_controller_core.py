@@ -169,3 +169,21 @@ def test_friction_compensation(arm):
         Controller(arm, friction_compensation=1.5)
     with pytest.raises(ValueError, match='damping needs'):
         Controller(arm, friction_compensation=1.0, damping=[1.0, 2.0, 3.0])
+
+
+def test_the_torque_offset_is_friction_compensation_and_in_the_observers_model(arm):
+    """b qd + fc tanh + fo: scaled in the output and its split, whole for the observer."""
+    b, fc, fo, eps = np.array([0.5, 0.2]), np.array([2.0, 1.0]), np.array([0.7, -0.4]), 0.05
+    c = Controller(arm, friction_compensation=0.5, damping=b, friction=fc, torque_offset=fo,
+                   friction_velocity_epsilon=eps)
+    q, qd = np.array([0.4, 0.3]), np.array([-0.3, 1.0])
+    whole = b * qd + fc * np.tanh(qd / eps) + fo
+    np.testing.assert_allclose(c.model_friction(qd), whole, rtol=1e-12)
+    friction = c.inverse_dynamics(['joint1', 'joint2'], q, qd, [0, 0])[4]
+    np.testing.assert_allclose(friction, 0.5 * whole, rtol=1e-12)
+    # off: nothing in the output, all of it in the observer's model; one value for all joints
+    c = Controller(arm, torque_offset=[0.3])
+    assert np.all(c.friction_torque(qd) == 0.0)
+    np.testing.assert_allclose(c.model_friction(np.zeros(2)), [0.3, 0.3])
+    with pytest.raises(ValueError, match='torque_offset needs'):
+        Controller(arm, torque_offset=[1.0, np.nan])
