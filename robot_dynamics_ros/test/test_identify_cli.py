@@ -222,6 +222,19 @@ def bad_bags(tmp_path, nominal, true):
     write_bag(str(tmp_path / 'gap'), gap)
     short = recording(true, fourier(nominal, 1), 0.05)
     write_bag(str(tmp_path / 'short'), short)
+    current = recording(true, fourier(nominal, 1), 10.0)
+    current.effort = current.effort / np.array([12.0, 30.0, 25.0, 9.0, 8.0, 7.0])  # in A
+    write_bag(str(tmp_path / 'current'), current)
+    zero = recording(true, fourier(nominal, 1), 10.0)
+    zero.effort[:, 3] = 0.0                     # wrist_1's driver reports nothing
+    write_bag(str(tmp_path / 'zero'), zero)
+    rezeroed = recording(true, fourier(nominal, 1), 10.0, noise=NOISE)
+    rezeroed.effort[rezeroed.t > 106.0, 2] += 1.0     # elbow's sensor re-zeroed at 6 s
+    write_bag(str(tmp_path / 'rezeroed'), rezeroed)
+    flipped = recording(true, fourier(nominal, 1), 10.0)
+    flipped.effort = flipped.effort / 10.0
+    flipped.effort[:, 1] *= -1.0                # shoulder_lift's current of the other sign
+    write_bag(str(tmp_path / 'flipped'), flipped)
 
 
 @pytest.mark.parametrize('bag, extra, match', [
@@ -235,6 +248,13 @@ def bad_bags(tmp_path, nominal, true):
     ('missing', [], 'no such file'),
     ('other_topic', ['--effort-topic', '/torques'], 'no topic'),
     ('other_topic', ['--urdf', '/nonexistent.urdf'], 'nonexistent'),
+    ('current', [], r'joint shoulder_pan_joint: its efforts are 0.1.. x the torques .* '
+                    r'--effort-units current'),
+    ('zero', ['--effort-units', 'current'], r"joint\(s\) \['wrist_1_joint'\] is zero"),
+    # (part of a step is taken up by the fit: 0.6 of 1 N m seen in these 10 s)
+    ('rezeroed', [], r'offset changed .*joint elbow_joint by \+0\.[5-9].* N m at t = 6\.0 s'),
+    ('flipped', ['--effort-units', 'current'], 'joint shoulder_lift_joint: the torque per effort '
+                                               'unit comes out -'),
 ])
 def test_bad_input_exits_2_with_the_reason_and_writes_nothing(tmp_path, bag, extra, match):
     urdf = os.path.join(erd_root(), ROBOTS['ur5'])

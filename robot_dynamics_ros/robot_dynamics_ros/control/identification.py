@@ -462,10 +462,11 @@ def check_efforts(model, samples, epsilon, units='torque'):
     Coulomb friction and an offset per joint): a motor current is typically 5-100 times
     smaller.
     """
-    flat = [j for j, x in zip(model.joint_names, np.ptp(samples.tau, axis=0)) if not x > 0]
-    if flat:
+    flat = np.flatnonzero(~(np.ptp(samples.tau, axis=0) > 0))
+    if len(flat):
+        what = 'zero' if not np.any(samples.tau[:, flat]) else 'constant'
         raise IdentificationError(
-            f'the effort of joint(s) {flat} is {"zero" if not np.any(samples.tau) else "constant"}'
+            f'the effort of joint(s) {[model.joint_names[j] for j in flat]} is {what}'
             f' throughout the recording: its driver reports no effort there. Record one that '
             f'does, or the commanded efforts (--effort-topic)')
     if units != 'torque':
@@ -626,8 +627,8 @@ def offset_steps(model, samples, residual):
             step = x[kb:, j].mean() - x[:kb, j].mean()
             if explained[best[j], j] >= STEP_SHARE * total[j] > 0 and \
                     abs(step) >= STEP_SIZE * torque[j]:
-                found.append((model.joint_names[j], float(step),
-                              float(kb * samples.step / samples.rate)))
+                found.append((model.joint_names[j], float(step),       # s from its start
+                              float((samples.edge + kb * samples.step) / samples.rate)))
     return found
 
 
