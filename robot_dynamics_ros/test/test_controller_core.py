@@ -172,7 +172,7 @@ def test_friction_compensation(arm):
 
 
 def test_the_torque_offset_is_friction_compensation_and_in_the_observers_model(arm):
-    """b qd + fc tanh + fo: scaled in the output and its split, whole for the observer."""
+    """Friction b qd + fc tanh + fo: scaled in the output and its split, whole in the observer."""
     b, fc, fo, eps = np.array([0.5, 0.2]), np.array([2.0, 1.0]), np.array([0.7, -0.4]), 0.05
     c = Controller(arm, friction_compensation=0.5, damping=b, friction=fc, torque_offset=fo,
                    friction_velocity_epsilon=eps)
