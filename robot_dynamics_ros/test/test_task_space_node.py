@@ -244,29 +244,45 @@ def test_a_step_of_the_target_settles_within_rate_and_effort_limits(tmp_path, ar
 
 
 def test_sweeping_the_posture_leaves_the_hand_in_place(tmp_path):
-    rig = Rig(tmp_path, 'panda', 'cartesian_impedance', 'sweep',
-              '-p', 'nullspace.stiffness:=[20.0]')
-    try:
-        rig.ready()
-        T0 = rig.first_pose()
-        q0 = rig.q()[:9].copy()
-        mark = len(rig.states)
-        for k in range(1, 9):                      # joint1 to +-0.3 rad in 0.1 rad steps
-            posture = q0.copy()
-            posture[0] += 0.3 * np.sin(k * np.pi / 4)
-            assert rig.set_params(nullspace__posture=posture.tolist())[0].successful
-            time.sleep(0.5)
-        worst = max(
-            (np.linalg.norm(T[:3, 3] - T0[:3, 3]), rotation_angle(T[:3, :3] @ T0[:3, :3].T))
-            for T in (frame_placement(rig.model, np.array(s.position), rig.frame)
-                      for s in rig.states[mark::20]))
-        swept = np.ptp([s.position[0] for s in rig.states[mark:]])
-        print(f'joint1 swept {swept:.3f} rad; the hand moved at most {worst[0] * 1e3:.3f} mm, '
-              f'{worst[1]:.2e} rad')
-        assert swept > 0.15                 # the nullspace turns joint1 by part of the posture's
-        assert worst[0] < 1e-3 and worst[1] < 0.01
-    finally:
-        rig.close()
+    """
+    The hand stays within 1 mm while joint1 sweeps; once more if the loop stalled.
+
+    A stall (the simulator got no command for 0.1 s and applied zero torque: seen 1 run in 5
+    on an idle 2-core machine, the hand then moved 0.8-1.9 mm) moves the hand whatever the law
+    does; a failure without one, or a second stall, fails the test.
+    """
+    for attempt in (1, 2):
+        rig = Rig(tmp_path, 'panda', 'cartesian_impedance', f'sweep{attempt}',
+                  '-p', 'nullspace.stiffness:=[20.0]')
+        try:
+            return sweep_leaves_the_hand(rig)
+        except AssertionError:
+            if attempt == 2 or 'no command for' not in rig.sim.log():
+                raise
+            print('the loop stalled (the simulator applied zero torque); running it again')
+        finally:
+            rig.close()
+
+
+def sweep_leaves_the_hand(rig):
+    rig.ready()
+    T0 = rig.first_pose()
+    q0 = rig.q()[:9].copy()
+    mark = len(rig.states)
+    for k in range(1, 9):                      # joint1 to +-0.3 rad in 0.1 rad steps
+        posture = q0.copy()
+        posture[0] += 0.3 * np.sin(k * np.pi / 4)
+        assert rig.set_params(nullspace__posture=posture.tolist())[0].successful
+        time.sleep(0.5)
+    worst = max(
+        (np.linalg.norm(T[:3, 3] - T0[:3, 3]), rotation_angle(T[:3, :3] @ T0[:3, :3].T))
+        for T in (frame_placement(rig.model, np.array(s.position), rig.frame)
+                  for s in rig.states[mark::20]))
+    swept = np.ptp([s.position[0] for s in rig.states[mark:]])
+    print(f'joint1 swept {swept:.3f} rad; the hand moved at most {worst[0] * 1e3:.3f} mm, '
+          f'{worst[1]:.2e} rad')
+    assert swept > 0.15                 # the nullspace turns joint1 by part of the posture's
+    assert worst[0] < 1e-3 and worst[1] < 0.01
 
 
 def test_a_stretched_out_ur5_stays_finite_and_within_its_limits(tmp_path):
