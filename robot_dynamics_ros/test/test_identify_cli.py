@@ -272,6 +272,28 @@ def test_bad_input_exits_2_with_the_reason_and_writes_nothing(tmp_path, bag, ext
     assert os.listdir(tmp_path / 'out') == []
 
 
+def test_known_gains_turn_currents_into_torques_and_are_carried(tmp_path):
+    """--params-in with effort_gain: no gains identified, the params file keeps them."""
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    nominal = RobotModel.from_urdf_file(urdf)
+    gains = [12.0, 30.0, 25.0, 9.0, 8.0, 7.0]
+    rec = recording(true_arm(nominal), fourier(nominal, 1), 20.0, noise=NOISE)
+    rec.effort = rec.effort / np.array(gains)
+    write_bag(str(tmp_path / 'bag'), rec)
+    (tmp_path / 'known.yaml').write_text(yaml.safe_dump(
+        {'/**': {'ros__parameters': {'effort_gain': gains}}}))
+    args = ['identify', '--urdf', urdf, tmp_path / 'bag', '--params-in', tmp_path / 'known.yaml',
+            '--params-out', tmp_path / 'p.yaml']
+    r = run(*args)
+    assert r.returncode == 2 and 'say --effort-units current' in r.stderr.replace('-\n  ', '-'), \
+        r.stderr
+    r = run(*args, '--effort-units', 'current')
+    assert r.returncode == 0, r.stderr
+    assert 'torque per effort unit of' not in r.stdout        # known, not identified
+    params = yaml.safe_load((tmp_path / 'p.yaml').read_text())['/**']['ros__parameters']
+    assert params['effort_gain'] == gains and len(params['torque_offset']) == nominal.n
+
+
 def test_effort_from_the_controllers_torques_topic(tmp_path):
     urdf = os.path.join(erd_root(), ROBOTS['ur5'])
     nominal = RobotModel.from_urdf_file(urdf)

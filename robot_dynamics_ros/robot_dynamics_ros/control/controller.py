@@ -435,6 +435,7 @@ class Controller:
         self.friction_scale, self.friction_epsilon = float(scale), float(epsilon)
         self.friction_b, self.friction_fc = values
         self.friction_fo = fo
+        self._friction_tmp = np.empty(m.n)
 
     def react(self, kind, q):
         """
@@ -466,10 +467,22 @@ class Controller:
             return np.zeros(self.base_model.n)
         return self.friction_scale * self.model_friction(qd)
 
-    def model_friction(self, qd):
-        """Return the joints' friction and offset at velocities qd: b qd + fc tanh + fo."""
-        return (self.friction_b * qd + self.friction_fc * np.tanh(qd / self.friction_epsilon)
-                + self.friction_fo)
+    def model_friction(self, qd, out=None):
+        """
+        Return the joints' friction and offset at velocities qd: b qd + fc tanh + fo.
+
+        ``out``: an array of n to fill (the observer's, once per joint state: no allocation).
+        """
+        if out is None:
+            out = np.empty(self.base_model.n)
+        tmp = self._friction_tmp
+        np.divide(qd, self.friction_epsilon, out=tmp)
+        np.tanh(tmp, out=tmp)
+        np.multiply(self.friction_fc, tmp, out=tmp)
+        np.multiply(self.friction_b, qd, out=out)
+        out += tmp
+        out += self.friction_fo
+        return out
 
     def set_effort_limits(self, overrides):
         """Override effort limits ({joint: limit}); the others keep the URDF's (or inf)."""

@@ -509,6 +509,7 @@ class FeedforwardNode(Node):
         self.armed = False
         self.watched = bool((thresholds > 0).any())
         self.efforts, self.effort_seen = np.zeros(model.n), np.zeros(model.n, dtype=bool)
+        self._observed_tau = np.zeros((2, model.n))     # the observer's torques, friction
         self.motor = np.zeros(model.n)
         self.stale, self.last_update = None, None
         self.gaps.clear()
@@ -705,11 +706,14 @@ class FeedforwardNode(Node):
             self.throttle.warning('effort', f'observer.torque_source is measured but joint_states '
                                             f'carry no effort for {missing}: no estimate')
             return
-        tau = self.efforts * self.effort_gain if source == 'measured' or (
-            source == 'auto' and measured) else motor
         # what moves the arm: the drives' torques less the joints' friction and offset as
         # modelled (identified: what an effort reads beyond the rigid-body torques)
-        tau = tau - ctrl.model_friction(ctrl.qd)
+        tau, friction = self._observed_tau
+        if source == 'measured' or (source == 'auto' and measured):
+            np.multiply(self.efforts, self.effort_gain, out=tau)
+        else:
+            tau[:] = motor
+        tau -= ctrl.model_friction(ctrl.qd, out=friction)
         t = (stamp.sec + 1e-9 * stamp.nanosec if stamp.sec or stamp.nanosec
              else self.get_clock().now().nanoseconds * 1e-9)
         skipped = self.observer.skipped

@@ -418,7 +418,6 @@ def identify(args, load_model):
         report = {'model': model.name, 'cutoff_hz': train.cutoff,
                   'samples': {'read': train.read, 'used': train.used,
                               'dropped': dict(train.dropped), 'notes': notes}}
-        identified_gains = False
         if args.payload:
             with _Stage(f'a payload on {args.payload} (semidefinite program)'):
                 pl = idf.payload(model, train, args.payload, eps)
@@ -435,7 +434,6 @@ def identify(args, load_model):
                     found = idf.effort_gains(model, train, base, eps)
                 idf.check_gains(model, found)
                 gains = found.gains
-                identified_gains = True
                 _scale_efforts(gains, train, hold)
                 leaning = [j for j, x in zip(model.joint_names, found.from_description) if x]
                 report['effort_gain_from_description'] = leaning
@@ -497,7 +495,7 @@ def identify(args, load_model):
         if args.params_out:
             files[args.params_out] = _params_file(model, identified, eps, pl,
                                                   carried if pl is not None else None,
-                                                  gains if identified_gains else None)
+                                                  gains if pl is None else None)
         if args.report:
             files[args.report] = _yaml(report)
     except (IdentificationError, ValueError, KeyError, OSError) as e:
