@@ -189,9 +189,19 @@ class Samples:
         return self.parts or ((0, len(self.q)),)
 
     @property
+    def rows(self):
+        """Return the (start, stop) rows of each recording in the filtered, decimated data."""
+        out, start = [], 0
+        for a, b in self.segments:
+            k = len(range(self.edge, b - a - self.edge, self.step))
+            out.append((start, start + k))
+            start += k
+        return out
+
+    @property
     def used(self):
         """Return how many samples enter the fit."""
-        return sum(len(range(a + self.edge, b - self.edge, self.step)) for a, b in self.segments)
+        return self.rows[-1][1]
 
 
 def model_order(model, recording):
@@ -441,16 +451,6 @@ UNIT_RATIO = 3.0
 STEP_SHARE, STEP_SIZE = 0.5, 0.001
 
 
-def _rows(samples):
-    """Return the (start, stop) rows of each recording in the filtered, decimated data."""
-    out, start = [], 0
-    for a, b in samples.segments:
-        k = len(range(samples.edge, b - a - samples.edge, samples.step))
-        out.append((start, start + k))
-        start += k
-    return out
-
-
 def check_efforts(model, samples, epsilon, units='torque'):
     """
     Refuse efforts that cannot be what ``units`` says (IdentificationError naming the joints).
@@ -611,7 +611,7 @@ def offset_steps(model, samples, residual):
     """
     found = []
     torque = rms(samples.tau)
-    for a, b in _rows(samples):
+    for a, b in samples.rows:
         x = residual[a:b] - residual[a:b].mean(axis=0)
         K = len(x)
         if K < 20:
