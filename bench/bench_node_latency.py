@@ -164,6 +164,10 @@ def report(rate, seconds, rows, targets, mode='gravity'):
           f'SingleThreadedExecutor everywhere); latency publish -> effort receipt, ms')
     print(f'{"":<30} {"sent":>7} {"commands":>9} {"answered":>9} {"dropped":>8} {"p50":>7} '
           f'{"p99":>7} {"max":>7}')
+    if any(len(lat) == 0 for _, _, _, lat in rows):
+        print('  ' + ', '.join(label for label, _, _, lat in rows if len(lat) == 0)
+              + ': no answer at all (not started, or a wrong topic)')
+        return
     for label, n, n_cmd, lat in rows:
         print(f'{label:<30} {n:7d} {n_cmd:9d} {len(lat):9d} {n - len(lat):8d} '
               f'{np.percentile(lat, 50):7.3f} {np.percentile(lat, 99):7.3f} {lat.max():7.3f}')
@@ -190,9 +194,12 @@ def main():
     ap.add_argument('--rate', type=float, default=1000.0)
     ap.add_argument('--fast-rate', type=float, default=2000.0,
                     help='reported too, without target (0: skip)')
-    ap.add_argument('--fast-seconds', type=float, default=20.0)
+    ap.add_argument('--fast-seconds', type=float, default=20.0,
+                    help='at --fast-rate (default 20; 0: skip)')
     ap.add_argument('--mode', default='gravity', help='feedforward_node\'s mode (default gravity)')
     args = ap.parse_args()
+    if not (args.seconds > 0 and args.rate > 0):
+        ap.error('--seconds and --rate must be > 0')
 
     exe = os.path.join(os.path.dirname(sys.executable), 'feedforward_node')
     with tempfile.TemporaryDirectory() as tmp:
@@ -225,7 +232,7 @@ def main():
                 for ns, label in (('plain', ' (observer off)'), ('observed', ' (observer on)'))]
             slow = run_rate(channels, args.rate, args.seconds)
             fast = (run_rate(channels, args.fast_rate, args.fast_seconds)
-                    if args.fast_rate > 0 else None)
+                    if args.fast_rate > 0 and args.fast_seconds > 0 else None)
         finally:
             ex.shutdown()
             node.destroy_node()

@@ -23,6 +23,9 @@
 #   bash scripts/dev.sh setup     only set up
 #   bash scripts/dev.sh run CMD…  run CMD inside the set-up environment (e.g. robot-dynamics --help)
 #
+# RDR_TEST_HOGS=N (test only): N busy processes run beside the suite, one core each, as a laptop
+# with a browser open or a loaded CI machine would; the suite must pass so (issue 34).
+#
 # The ROS 2 distribution: RDR_ROS_DISTRO=jazzy (the default; the LTS) or kilted. Each has its own
 # venv, .venv-<distro> (or $RDR_VENV), so both can sit side by side.
 #
@@ -191,6 +194,22 @@ setup() {
   step package "$(hash_inputs "$ROOT/robot_dynamics_ros" "$ROOT/scripts/dev.sh" | cut -c1-64) $(cat "$STAMPS/msgs")" install_pkg
 }
 
+# N processes spinning on a core each beside the tests (RDR_TEST_HOGS); stopped on any exit.
+HOGS=()
+start_hogs() {
+  local n=$1 i
+  [[ "$n" =~ ^[0-9]+$ ]] || { say "RDR_TEST_HOGS=$n: a number of busy processes"; exit 2; }
+  for ((i = 0; i < n; i++)); do
+    "$VENV/bin/python" -c 'while True: pass' &
+    HOGS+=($!)
+  done
+  [ "$n" -eq 0 ] || { say "$n busy process(es) beside the tests: ${HOGS[*]}"; trap stop_hogs EXIT INT TERM; }
+}
+stop_hogs() {
+  [ ${#HOGS[@]} -eq 0 ] || kill "${HOGS[@]}" 2>/dev/null || true
+  HOGS=()
+}
+
 cmd=${1:-}
 [ $# -gt 0 ] && shift
 case "$cmd" in
@@ -201,7 +220,11 @@ case "$cmd" in
   test)
     setup; ros_env
     cd "$ROOT"
-    exec "$VENV/bin/python" -m pytest -p no:cacheprovider "$@" robot_dynamics_ros/test ;;
+    start_hogs "${RDR_TEST_HOGS:-0}"
+    rc=0
+    "$VENV/bin/python" -m pytest -p no:cacheprovider "$@" robot_dynamics_ros/test || rc=$?
+    stop_hogs
+    exit $rc ;;
   bench)
     setup; ros_env
     cd "$ROOT"

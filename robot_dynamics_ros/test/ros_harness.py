@@ -192,6 +192,15 @@ class Peer:
         assert future.done(), 'set_parameters timed out'
         return future.result().results
 
+    def set_params_atomically(self, timeout=10.0, **values):
+        """Set parameters on the target all or none (one SetParametersResult)."""
+        assert self.params.wait_for_services(timeout_sec=timeout), 'parameter services missing'
+        params = [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]
+        future = self.params.set_parameters_atomically(params)
+        self.spin_until(future.done, timeout)
+        assert future.done(), 'set_parameters_atomically timed out'
+        return future.result().result
+
     def call(self, client, request, timeout=10.0):
         assert client.wait_for_service(timeout_sec=timeout), 'service not available'
         future = client.call_async(request)

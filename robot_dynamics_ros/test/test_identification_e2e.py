@@ -91,18 +91,38 @@ class Rig:
         self.node = rclpy.create_node(f'recorder_{tag}', namespace=f'/{ns}')
         self.executor = SingleThreadedExecutor()
         self.executor.add_node(self.node)
+        # serialized, as ros2 bag record takes them: one callback per message and no
+        # deserialization while the loop runs, so that this node keeps up on a loaded machine
         self.raw = []           # (topic, receive ns, serialized message)
-        self.states, self.torques = [], []
+        self.count = {}         # topic -> messages received
+        self.topics = {name: f'/{ns}/{name}' for name in ('joint_states', f'{CONTROLLER}/torques')}
         qos = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-        for topic, kind, keep in (('joint_states', JointState, self.states),
-                                  (f'{CONTROLLER}/torques', JointState, self.torques)):
-            full = f'/{ns}/{topic}'
+        for topic, full in self.topics.items():
+            self.count[full] = 0
             self.node.create_subscription(
-                kind, topic, lambda m, full=full: self.raw.append((full, time.time_ns(), m)),
-                qos, raw=True)
-            self.node.create_subscription(kind, topic, keep.append, qos)
+                JointState, topic, lambda m, full=full: self._keep(full, m), qos, raw=True)
         self.traj_pub = self.node.create_publisher(JointTrajectory,
                                                    f'{CONTROLLER}/joint_trajectory', 10)
+
+    def _keep(self, topic, data):
+        self.raw.append((topic, time.time_ns(), data))
+        self.count[topic] += 1
+
+    def messages(self, name):
+        """Every message of topic ``name`` (joint_states or ~/torques) received so far."""
+        from rclpy.serialization import deserialize_message
+        full = self.topics[name]
+        return [deserialize_message(data, JointState) for topic, _, data in list(self.raw)
+                if topic == full]
+
+    def last_stamp(self):
+        """Return the stamp (s) of the newest joint state received, or -inf."""
+        from rclpy.serialization import deserialize_message
+        full = self.topics['joint_states']
+        for topic, _, data in reversed(self.raw):
+            if topic == full:
+                return seconds(deserialize_message(data, JointState).header.stamp)
+        return -np.inf
 
     def spin_until(self, predicate, timeout):
         end = time.monotonic() + timeout
@@ -113,39 +133,41 @@ class Rig:
     def run(self, msg, after=0.5, timeout=240.0):
         """Send a trajectory once the loop runs; return its start time (simulated)."""
         # both streams reach this node (DDS may match one of its subscriptions before the other)
-        assert self.spin_until(lambda: len(self.torques) > 20 and len(self.states) > 20, 60), \
+        assert self.spin_until(lambda: min(self.count.values()) > 20, 60), \
             self.sim.log()[-2000:] + self.ctrl.log()[-2000:]
         assert self.spin_until(lambda: self.traj_pub.get_subscription_count() > 0, 10)
         self.traj_pub.publish(msg)
-        start = seconds(self.states[-1].header.stamp)
+        start = self.last_stamp()
         end = start + seconds(msg.points[-1].time_from_start) + after
-        assert self.spin_until(lambda: seconds(self.states[-1].header.stamp) > end, timeout), \
+        assert self.spin_until(lambda: self.last_stamp() > end, timeout), \
             f'the loop did not reach {end:.1f} s: ' + self.ctrl.log()[-2000:]
         return start
 
     def record(self, msg, after=0.5):
         """
-        Run ``msg`` as ``run`` does, until the recording (``raw``) has every joint state of it.
+        Run ``msg`` as ``run`` does, until the recording has every state and command of it.
 
-        The simulator's publisher keeps 10 messages: a recorder that stalls longer under load
-        loses states even with a reliable subscription (a gap of 0.11-0.36 s seen in
-        fresh-clone CI; identify rightly refuses such a bag), as ``ros2 bag record`` would.
+        The publishers keep a second of messages (nodes.common.STREAM_DEPTH): a recorder that
+        stalls longer under load loses some even with a reliable subscription (with 10: gaps of
+        0.06-1.35 s beside a busy core; identify rightly refuses such a bag), as ``ros2 bag
+        record`` would.
         Such a recording is made again (said in the output), at most twice; the excitation
         ends where it starts, at rest.
         """
         for attempt in (1, 2, 3):
             start = self.run(msg, after=after)
             end = start + seconds(msg.points[-1].time_from_start) + after
-            from rclpy.serialization import deserialize_message
-            states = f'/{self.ns}/joint_states'
-            stamps = np.array([seconds(deserialize_message(data, JointState).header.stamp)
-                               for topic, _, data in self.raw if topic == states])
-            stamps = np.sort(stamps[(stamps >= start) & (stamps <= end)])
-            gap = float(np.diff(stamps).max()) if len(stamps) > 1 else np.inf
+            gaps = {}
+            for name in self.topics:
+                stamps = np.array([seconds(m.header.stamp) for m in self.messages(name)])
+                stamps = np.sort(stamps[(stamps >= start) & (stamps <= end)])
+                gaps[name] = float(np.diff(stamps).max()) if len(stamps) > 1 else np.inf
+            gap = max(gaps.values())
             if gap < 0.01:                      # 1 ms steps in lockstep
                 return start
-            print(f'recording {attempt}: this node missed {gap:.3f} s of joint_states; again')
-        raise AssertionError(f'three recordings lost joint_states (last gap {gap:.3f} s)')
+            print(f'recording {attempt}: this node missed '
+                  + ', '.join(f'{g:.3f} s of {name}' for name, g in gaps.items()) + '; again')
+        raise AssertionError(f'three recordings lost messages (last gap {gap:.3f} s)')
 
     def stop(self):
         self.executor.remove_node(self.node)
@@ -172,9 +194,10 @@ class Rig:
 
     def tracking_error(self, start, end):
         """RMS over the motion of actual - desired position per joint (desired: ~/torques)."""
-        desired = {seconds(m.header.stamp): np.array(m.position) for m in self.torques
-                   if len(m.position)}             # (empty: no desired state, holding)
-        err = [np.array(s.position) - desired[seconds(s.header.stamp)] for s in self.states
+        desired = {seconds(m.header.stamp): np.array(m.position) for m in self.messages(
+            f'{CONTROLLER}/torques') if len(m.position)}    # (empty: no desired state, holding)
+        err = [np.array(s.position) - desired[seconds(s.header.stamp)]
+               for s in self.messages('joint_states')
                if start <= seconds(s.header.stamp) <= end and
                seconds(s.header.stamp) in desired]
         assert len(err) > 100

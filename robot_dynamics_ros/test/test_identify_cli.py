@@ -192,6 +192,17 @@ def test_payload_on_an_identified_arm_takes_its_params_file(tmp_path):
     assert bad.returncode == 2 and '--params-in' in bad.stderr
 
 
+@pytest.mark.parametrize('command', ['identify', 'excite'])
+def test_help_keeps_the_usage_lines_apart(command):
+    """--help shows the usage lines of the module's text one per line (not run into one)."""
+    r = run(command, '--help')
+    assert r.returncode == 0, r.stderr
+    lines = [line.strip() for line in r.stdout.splitlines()]
+    assert any(line.startswith('robot-dynamics excite --urdf') for line in lines), r.stdout
+    assert sum(line.startswith('robot-dynamics identify --urdf') for line in lines) == 2
+    assert '``' not in r.stdout
+
+
 def test_list_base_parameters():
     r = run('identify', '--urdf', os.path.join(erd_root(), ROBOTS['ur5']),
             '--list-base-parameters')

@@ -120,23 +120,25 @@ class Rig:
         assert self.wait(future.done, timeout), 'estimate_payload did not answer'
         return future.result()
 
-    def hold_error(self, reference=None, seconds=1.0):
+    def hold_error(self, reference=None, seconds=1.0, count=200, timeout=15.0):
         """
-        RMS over ``seconds`` of actual - desired position.
+        RMS of actual - desired position over ``seconds`` and at least ``count`` states.
 
-        Desired: ``reference``, else the controller's on ~/torques (matched by stamp).
+        Desired: ``reference``, else the pose the controller holds (the desired position on
+        ~/torques, which must not change meanwhile). Counted in states received, not in time: a
+        loaded machine delays the test's executor, it must not shorten the sample.
         """
-        def stamp(m):
-            return (m.header.stamp.sec, m.header.stamp.nanosec)
         mark, tmark = len(self.states), len(self.torques)
         time.sleep(seconds)
-        desired = {stamp(m): np.array(m.position) for m in self.torques[tmark:]
-                   if len(m.position)}
-        err = [np.array(s.position) - (reference if reference is not None else
-                                       desired.get(stamp(s), np.nan))
-               for s in self.states[mark:]]
-        err = [e for e in err if np.all(np.isfinite(e))]
-        assert len(err) >= 10, len(err)
+        assert self.wait(lambda: (len(self.states) - mark >= count
+                                  and len(self.torques) - tmark >= 1), timeout), \
+            (len(self.states) - mark, len(self.torques) - tmark)
+        if reference is None:
+            desired = np.array([m.position for m in self.torques[tmark:] if len(m.position)])
+            assert len(desired), 'no desired position on ~/torques'
+            assert np.ptp(desired, axis=0).max() < 1e-9, 'the controller is not holding a pose'
+            reference = desired[0]
+        err = np.array([s.position for s in self.states[mark:]]) - reference
         return float(np.sqrt(np.mean(np.square(err))))
 
     def close(self):

@@ -103,10 +103,17 @@ class Rig:
             time.sleep(0.02)
         return predicate()
 
-    def ready(self):
+    def ready(self, task=True):
+        """Wait for both nodes and for every stream this node reads (task: the task mode's too)."""
         assert self.ctrl.wait_log('ready in', 60), self.ctrl.log()[-2000:]
         assert self.sim.wait_log('releasing the brakes', 60), self.sim.log()[-2000:]
-        assert self.wait(lambda: len(self.poses) > 10, 10), 'no ~/current_pose'
+        # every stream this node reads has reached it (DDS matches its subscriptions one by one:
+        # Rig.q() found no joint state beside a busy core when only poses were waited for)
+        streams = {'joint_states': self.states, '~/torques': self.torques}
+        if task:
+            streams.update({'~/current_pose': self.poses, '~/external_wrench': self.wrenches})
+        assert self.wait(lambda: min(map(len, streams.values())) > 10, 20), \
+            {name: len(kept) for name, kept in streams.items()}
         time.sleep(1.0)
 
     def first_pose(self):
@@ -412,8 +419,7 @@ def test_switching_modes_at_runtime_is_bumpless_and_bad_values_are_refused(tmp_p
     rig = Rig(tmp_path, 'ur5', 'computed_torque', 'switch', '-p', 'kp:=[400.0]',
               '-p', 'kd:=[40.0]', '-p', 'task.max_torque_rate:=[200.0]')
     try:
-        assert rig.ctrl.wait_log('ready in', 60) and rig.sim.wait_log('releasing the brakes', 60)
-        time.sleep(1.0)
+        rig.ready(task=False)
         rig.apply_wrench(np.array([20.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
         time.sleep(1.0)
         for mode in ('cartesian_impedance', 'operational_space', 'computed_torque'):

@@ -56,8 +56,9 @@ from ..control.task_space import SINGULARITY_DAMPING
 from ..dynamics import RobotModel, compile_kernels, gravity_torques
 from ..dynamics.frames import quaternion
 from ..dynamics.kernels import compile_in_background, load_cached
-from .common import (FILE_PARAMETERS, STARTED, DescriptionSource, Throttle, coerce_numbers,
-                     declare, file_description, log_at, loop_node, run_node, side_node, usage)
+from .common import (FILE_PARAMETERS, STARTED, STREAM_DEPTH, DescriptionSource, Throttle,
+                     coerce_numbers, declare, file_description, log_at, loop_node, run_node,
+                     side_node, usage)
 from .launch_setup import CONTROLLER
 from .payload_service import PayloadService
 
@@ -323,11 +324,11 @@ class FeedforwardNode(Node):
         self.armed = False                # collision detection (see _observe)
         self.out = None                   # preallocated messages (Outputs)
         self.cmd_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
-        self.torque_pub = self.create_publisher(JointState, '~/torques', 10)
-        self.external_pub = self.create_publisher(JointState, '~/external_torques', 10)
+        self.torque_pub = self.create_publisher(JointState, '~/torques', STREAM_DEPTH)
+        self.external_pub = self.create_publisher(JointState, '~/external_torques', STREAM_DEPTH)
         self.collision_pub = self.create_publisher(CollisionEvent, '~/collision', 10)
-        self.pose_pub = self.create_publisher(PoseStamped, '~/current_pose', 10)
-        self.wrench_pub = self.create_publisher(WrenchStamped, '~/external_wrench', 10)
+        self.pose_pub = self.create_publisher(PoseStamped, '~/current_pose', STREAM_DEPTH)
+        self.wrench_pub = self.create_publisher(WrenchStamped, '~/external_wrench', STREAM_DEPTH)
         self.create_subscription(PoseStamped, '~/target_pose', self._on_target_pose, 10)
         self.create_subscription(TwistStamped, '~/target_twist', self._on_target_twist, 10)
         self.create_subscription(WrenchStamped, '~/target_wrench', self._on_target_wrench, 10)

@@ -44,8 +44,8 @@ from ..dynamics import PRISMATIC
 from ..simulation import (INTEGRATORS, START_MARGIN, Sensors, SimulationDiverged, Simulator,
                           initial_pose)
 from ..simulation.sensors import FIELDS as SENSOR_FIELDS
-from .common import (DESCRIPTION_QOS, FILE_PARAMETERS, DescriptionSource, Throttle,
-                     coerce_numbers, declare, file_description, run_node, usage)
+from .common import (DESCRIPTION_QOS, FILE_PARAMETERS, STREAM_DEPTH, DescriptionSource,
+                     Throttle, coerce_numbers, declare, file_description, run_node, usage)
 from .launch_setup import SIMULATOR
 
 NODE_NAME = SIMULATOR
@@ -167,7 +167,7 @@ class SimulatorNode(Node):
         self.reanchor = True
         self.next_held = 0.0            # wall time of the next held-state message
         self.throttle = Throttle(self.get_logger())
-        self.js_pub = self.create_publisher(JointState, 'joint_states', 10)
+        self.js_pub = self.create_publisher(JointState, 'joint_states', STREAM_DEPTH)
         self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
                           if v['publish_clock'] or v['lockstep'] else None)
         self.diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)

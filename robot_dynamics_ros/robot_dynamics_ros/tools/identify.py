@@ -42,6 +42,7 @@ torque_offset moving forwards, friction - torque_offset backwards (the report li
 torque); each joint's effort_gain (torque per unit, gear included) is identified too, its scale
 fixed by the description's masses (see the identification docs).
 """
+import argparse
 import os
 import sys
 import tempfile
@@ -61,12 +62,15 @@ EPSILON = 0.01          # rad/s: the controller's default friction_velocity_epsi
 # controller's quintic segments follow the Fourier series to ~1e-6 rad (test_identify_cli), and
 # the file stays small enough for one `ros2 topic pub` argument (20 s, 7 joints: ~85 kB).
 WAYPOINT_RATE = 10.0
+# --help shows the module's text as written (its usage lines one per line), without the markup
+HELP = __doc__.strip().replace('``', '')
 
 
 def add_parsers(sub, description_arguments):
     """Register the ``identify`` and ``excite`` subcommands."""
     i = sub.add_parser('identify', help='identify inertias, friction and armature (or a payload) '
-                                        'from recorded bags', description=__doc__.strip())
+                                        'from recorded bags', description=HELP,
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     description_arguments(i)
     i.add_argument('bags', nargs='*', metavar='BAG',
                    help='ROS 2 bags (directory, .mcap or .db3) or CSV files')
@@ -101,7 +105,7 @@ def add_parsers(sub, description_arguments):
     i.add_argument('--list-base-parameters', action='store_true',
                    help='print the identifiable combinations of the parameters and exit')
     e = sub.add_parser('excite', help='an exciting trajectory for identification',
-                       description=__doc__.strip())
+                       description=HELP, formatter_class=argparse.RawDescriptionHelpFormatter)
     description_arguments(e)
     e.add_argument('--duration', type=float, default=20.0,
                    help='seconds, a whole number of periods (default 20)')
