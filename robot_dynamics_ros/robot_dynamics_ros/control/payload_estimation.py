@@ -27,6 +27,13 @@ directions in the link frame gives m and c.
 wrist) turned by +-amplitude, each pose within the position limits (with a margin) and the
 effort limits (gravity, with the model's payload); enough of them for the four unknowns to be
 determined (the rank of the stacked A), at least four.
+
+On an arm with joint friction, rest does not do: Coulomb friction (stiction) holds any part of
+the load up to its value, and the observer cannot tell that from the payload. There every
+commanded joint is swept slowly through each pose, forwards and then backwards (``sweep``): in
+motion the observer takes out the modelled friction, and what the model has wrong in it changes
+sign with the direction, so the mean of the two passes is free of it (and of a viscous term's
+error alike). ``combine`` makes one row of the fit from the two passes.
 """
 from dataclasses import dataclass
 
@@ -41,6 +48,16 @@ RANK_TOLERANCE = 1e-3           # of the largest singular value, columns scaled 
 # kg: a fitted mass smaller than this is no payload, and its centre of mass (first moment / mass)
 # is not defined by the data: an arm carrying nothing gave 1e-10 kg "at" 88 m
 MASS_RESOLUTION = 1e-3
+# The sweep on an arm with friction: each commanded joint +-SWEEP about a pose (less where a
+# limit is near, at least MIN_SWEEP), one pass a rest-to-rest quintic of SWEEP_TIME; the
+# estimate averaged over the pass's middle (WINDOW, fractions of the pass), where every joint
+# moves at 0.7-1 of its peak speed (0.13-0.19 rad/s: far above the friction model's
+# epsilon, 0.01 by default) and the acceleration averages to zero (the payload's inertia, which
+# the model lacks, drops out of the mean).
+SWEEP = 0.1
+MIN_SWEEP = 0.03
+SWEEP_TIME = 2.0
+WINDOW = (0.3, 0.7)
 
 
 def static_regressor(model, link, Q):
@@ -160,3 +177,45 @@ def poses(model, q0, link, commanded, amplitude, effort_limits=None, max_poses=8
     raise ValueError(f'no {max_poses} poses within amplitude {a:g} of this one determine a '
                      f'payload on "{link}"{why}: turn the wrist joints, or move away from the '
                      f'limits')
+
+
+def sweep(model, Q, commanded, half=SWEEP):
+    """
+    Return d (n,): each commanded joint swept +-d about every pose of Q; the others 0.
+
+    ``half`` (rad, m) or less where a pose is near a position limit (kept MARGIN from it);
+    ValueError naming the joint when that leaves less than MIN_SWEEP.
+    """
+    Q = np.atleast_2d(np.asarray(Q, dtype=float))
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    margin = np.minimum(MARGIN, 0.1 * (hi - lo))
+    room = np.minimum(Q - (lo + margin), (hi - margin) - Q).min(axis=0)
+    d = np.zeros(model.n)
+    commanded = np.asarray(commanded, dtype=np.int64)
+    d[commanded] = np.minimum(half, room[commanded])
+    short = [i for i in commanded if not d[i] >= min(MIN_SWEEP, half)]
+    if short:
+        i = short[0]
+        raise ValueError(f'joint {model.joint_names[i]} is too near a limit to be swept by '
+                         f'+-{MIN_SWEEP:g} through the poses (friction: the estimate is made in '
+                         f'motion): move it away from its limits')
+    return d
+
+
+def window_travel(d):
+    """Return how far (n,) a joint swept by +-d travels within a pass's WINDOW (quintic)."""
+    def s(x):
+        return 10 * x ** 3 - 15 * x ** 4 + 6 * x ** 5
+    return 2 * np.asarray(d, dtype=float) * (s(WINDOW[1]) - s(WINDOW[0]))
+
+
+def combine(forward, backward):
+    """
+    One row of the fit from the two passes through a pose: (q, r, friction).
+
+    ``forward``, ``backward``: (mean q, mean r) over each pass's window. q and r the means of
+    the two (what the friction model misses cancels); friction: half their difference in r,
+    the part of each that changed sign with the direction (the model's friction error).
+    """
+    (qf, rf), (qb, rb) = forward, backward
+    return (qf + qb) / 2, (rf + rb) / 2, (rf - rb) / 2

@@ -20,8 +20,12 @@ payload_estimation.poses``: the wrist turned by +-amplitude, each within the lim
 by the feasibility module before it moves), each move a quintic the controller itself tracks; at
 each pose, once the arm has settled, the momentum observer's estimate is averaged over a short
 window; the fit gives the mass and centre of mass on the link (on top of the configured
-payload); the arm returns to where it was; with ``apply`` the payload parameters are set and the
-efforts fade into the new model's (bumpless, as after a description change).
+payload); the arm returns to where it was. On an arm whose model has Coulomb friction on a
+commanded joint (the URDF's or the identified), where stiction would hold part of the load at
+rest, every commanded joint is instead swept slowly through each pose, forwards and backwards,
+and the estimate taken in motion (``control.payload_estimation.sweep``). With ``apply`` the
+payload parameters are set and the efforts fade into the new model's (bumpless, as after a
+description change).
 
 The call runs on a side node of the controller (``<name>_services``, two threads of its own: a
 second call is answered while one runs), neither on the main executor nor on the control loop's:
@@ -87,17 +91,22 @@ class PayloadService:
         try:
             t0 = time.monotonic()
             with node.lock:
-                link, amplitude, Q, q0 = self._plan(req)
-            fit = self._sequence(link, Q, q0)
-            self._judge(fit)
+                link, amplitude, Q, q0, d = self._plan(req)
+            fit, missed = self._sequence(link, Q, q0, d)
+            self._judge(fit, swept=d is not None)
             res.mass, res.residual, res.poses = fit.mass, fit.residual, fit.poses
             res.com.x, res.com.y, res.com.z = (float(x) for x in fit.com)
             found = (f'{fit.mass:.4g} kg at {np.round(fit.com, 4).tolist()} m'
                      if fit.found else
                      f'none ({fit.mass:.2g} kg, below {pe.MASS_RESOLUTION:g} kg: '
                      'no centre of mass)')
+            low, high = (0.0, 0.0) if d is None else (d[d > 0].min(), d.max())
+            swept = ('' if d is None else
+                     f', every commanded joint swept +-{low:.3g}'
+                     + (f' to {high:.3g}' if high > low else '')
+                     + f' through each (friction; the model\'s missed by up to {missed:.3g} N m)')
             message = (f'payload on {link}: {found} (on top of the configured payload), '
-                       f'residual {fit.residual:.3g} N m over {fit.poses} poses, '
+                       f'residual {fit.residual:.3g} N m over {fit.poses} poses{swept}, '
                        f'{time.monotonic() - t0:.1f} s')
             if req.apply:
                 try:
@@ -120,7 +129,11 @@ class PayloadService:
 
     # ---- before moving -----------------------------------------------------------------------
     def _plan(self, req):
-        """Return (link, amplitude, poses, q0) or raise Refused (under the node's lock)."""
+        """
+        Return (link, amplitude, poses, q0, d) or raise Refused (under the node's lock).
+
+        d: None (static poses), or the sweep per joint where the model has friction.
+        """
         node = self.node
         ctrl = node.ctrl
         if ctrl is None:
@@ -160,10 +173,25 @@ class PayloadService:
             Q = pe.poses(model, q0, link, ctrl.cmd, amplitude, effort_limits=limits)
         except ValueError as e:
             raise Refused(str(e)) from None
-        for a, b in zip(Q[:-1], list(Q[1:])):
-            self._feasible(ctrl, a, b)
-        self._feasible(ctrl, Q[-1], q0)
-        return link, amplitude, Q, q0
+        d = None
+        if np.any(ctrl.friction_fc[ctrl.cmd] > 0):
+            try:
+                d = pe.sweep(model, Q, ctrl.cmd)
+            except ValueError as e:
+                raise Refused(str(e)) from None
+        if d is None:
+            for a, b in zip(Q[:-1], list(Q[1:])):
+                self._feasible(ctrl, a, b)
+            self._feasible(ctrl, Q[-1], q0)
+        else:
+            start = q0
+            for q in Q:
+                self._feasible(ctrl, start, q - d)
+                self._feasible(ctrl, q - d, q + d, pe.SWEEP_TIME)
+                self._feasible(ctrl, q + d, q - d, pe.SWEEP_TIME)
+                start = q - d
+            self._feasible(ctrl, start, q0)
+        return link, amplitude, Q, q0, d
 
     @staticmethod
     def _last_link(ctrl):
@@ -173,33 +201,44 @@ class PayloadService:
         return links[-1]
 
     @staticmethod
-    def _move(ctrl, target):
+    def _move(ctrl, target, duration=MOVE_TIME):
         """Return a rest-to-rest quintic of the commanded joints to ``target`` (model order)."""
         k = len(ctrl.joints)
-        return (list(ctrl.joints), [MOVE_TIME], [target[ctrl.cmd].tolist()], [[0.0] * k],
+        return (list(ctrl.joints), [duration], [target[ctrl.cmd].tolist()], [[0.0] * k],
                 [[0.0] * k])
 
-    def _feasible(self, ctrl, q_from, q_to):
-        names, times, *tables = self._move(ctrl, q_to)
+    def _feasible(self, ctrl, q_from, q_to, duration=MOVE_TIME):
+        names, times, *tables = self._move(ctrl, q_to, duration)
         result = ctrl.check_trajectory(names, times, *tables, q=q_from)
         if not result.feasible:
             raise Refused(f'a move of the sequence is beyond the limits: {result.message()}')
 
     # ---- the sequence ------------------------------------------------------------------------
-    def _sequence(self, link, Q, q0):
-        """Visit the poses, collect the observer at each, return to q0; return the fit."""
+    def _sequence(self, link, Q, q0, d=None):
+        """
+        Visit the poses, collect the observer at each, return to q0; return (fit, missed).
+
+        d: sweep each pose by +-d, forwards and backwards, instead of resting at it; missed:
+        the largest friction (N m) the model missed in the passes (0 at rest).
+        """
         node = self.node
         ctrl = node.ctrl
         rows = ctrl.cmd.copy()
         model = ctrl.model
-        at, estimates = [], []
+        at, estimates, missed = [], [], 0.0
         try:
             for k, q in enumerate(Q):
-                if k:
+                if d is not None:
+                    self._go(ctrl, q - d)
+                    q_mean, r_mean, friction = pe.combine(self._sweep(ctrl, q + d, d),
+                                                          self._sweep(ctrl, q - d, d))
+                    missed = max(missed, float(np.abs(friction[rows]).max()))
+                elif k:
                     self._go(ctrl, q)
+                    q_mean, r_mean = self._collect(ctrl)
                 else:
                     self._settle(ctrl)      # where it was called: at rest for SETTLE first
-                q_mean, r_mean = self._collect(ctrl)
+                    q_mean, r_mean = self._collect(ctrl)
                 at.append(q_mean)
                 estimates.append(r_mean)
         finally:
@@ -209,28 +248,76 @@ class PayloadService:
                 except Refused as e:
                     node.get_logger().warning(f'estimate_payload: back to the start: {e}')
         try:
-            return pe.fit(model, link, np.array(at), np.array(estimates), rows)
+            return pe.fit(model, link, np.array(at), np.array(estimates), rows), missed
         except ValueError as e:
             raise Refused(str(e)) from None
 
-    def _go(self, ctrl, target):
-        """Move to ``target`` along a quintic and wait until the arm is there and at rest."""
+    def _start(self, ctrl, target, duration=MOVE_TIME):
+        """Start a quintic to ``target``; return (it, its start time), node time."""
         node = self.node
         with node.lock:
             self._check(ctrl)
             now = node._time(node.get_clock().now())
-            names, times, *tables = self._move(ctrl, target)
+            names, times, *tables = self._move(ctrl, target, duration)
             ctrl.set_trajectory(names, times, *tables, start_time=now, now=now, q=ctrl.q,
                                 qd=ctrl.qd)
-            ours = ctrl.trajectory
+            return ctrl.trajectory, now
+
+    def _ours(self, ctrl, ours):
+        if ctrl.trajectory is not ours:
+            raise Refused('another trajectory arrived during the estimate')
+
+    def _go(self, ctrl, target, duration=MOVE_TIME, started=None):
+        """Move to ``target`` along a quintic and wait until the arm is there and at rest."""
+        node = self.node
+        ours, _ = started or self._start(ctrl, target, duration)
 
         def there():
-            if ctrl.trajectory is not ours:
-                raise Refused('another trajectory arrived during the estimate')
+            self._ours(ctrl, ours)
             return (node._time(node.get_clock().now()) >= ours[0].end_time + SETTLE
                     and _speed(ctrl) <= AT_REST)
         self._wait(ctrl, there, 'the arm did not come to rest at a pose of the sequence (held '
-                                'back, or touched?)')
+                                'back, or touched?)', duration + 5.0)
+
+    def _sweep(self, ctrl, target, d):
+        """
+        One slow pass to ``target``; return the mean (q, r) over its middle (pe.WINDOW).
+
+        Every commanded joint must travel at least half what the quintic takes it through the
+        window, else Refused (held back, touched, or stuck).
+        """
+        node = self.node
+        ours, t0 = started = self._start(ctrl, target, pe.SWEEP_TIME)
+        a, b = (t0 + f * pe.SWEEP_TIME for f in pe.WINDOW)
+
+        def at(t):
+            def reached():
+                self._ours(ctrl, ours)
+                return node._time(node.get_clock().now()) >= t
+            return reached
+        why = 'the arm did not follow the sweep (held back, or touched?)'
+        self._wait(ctrl, at(a), why, pe.SWEEP_TIME + 5.0)
+        with node.lock:
+            self.samples = []
+        self._wait(ctrl, at(b), why, pe.SWEEP_TIME + 5.0)
+        with node.lock:
+            samples, self.samples = self.samples, None
+        self._go(ctrl, target, pe.SWEEP_TIME, started)
+        if len(samples) < 5:
+            raise Refused(f'{len(samples)} observer estimates in a sweep\'s window: '
+                          f'joint_states too slow, or the observer is holding its estimate')
+        q = np.array([s[0] for s in samples])
+        r = np.array([s[1] for s in samples])
+        rows = ctrl.cmd
+        travel = np.abs(q[-1] - q[0])[rows]
+        short = np.flatnonzero(travel < 0.5 * pe.window_travel(d)[rows])
+        if len(short):
+            i = int(rows[short[0]])
+            raise Refused(f'joint {ctrl.model.joint_names[i]} moved {travel[short[0]]:.3g} of '
+                          f'the {pe.window_travel(d)[i]:.3g} it should have in a sweep: held '
+                          f'back, touched, or stuck in its friction (compensate it: '
+                          f'friction_compensation with the identified friction; or raise its kp)')
+        return q.mean(axis=0), r.mean(axis=0)
 
     def _settle(self, ctrl):
         """Wait until the arm has been at rest for SETTLE s (node time), as after a move."""
@@ -248,15 +335,15 @@ class PayloadService:
         self._wait(ctrl, rested, 'the arm did not come to rest where the estimate was called '
                                  '(held back, or touched?)')
 
-    def _wait(self, ctrl, ready, why):
+    def _wait(self, ctrl, ready, why, timeout=MOVE_TIME + 5.0):
         """
         Poll ``ready()`` every 10 ms under the node's lock until it is true.
 
         Each poll first checks that the estimate can go on (``_check``); Refused(why) after
-        MOVE_TIME + 5 s.
+        ``timeout`` s.
         """
         node = self.node
-        deadline = time.monotonic() + MOVE_TIME + 5.0
+        deadline = time.monotonic() + timeout
         while True:
             with node.lock:
                 self._check(ctrl)
@@ -323,7 +410,7 @@ class PayloadService:
             self.samples.append((q.copy(), r.copy()))
 
     # ---- after -------------------------------------------------------------------------------
-    def _judge(self, fit):
+    def _judge(self, fit, swept=False):
         # the estimate is on top of the configured payload: below zero is right when that one
         # is too heavy, wrong only when the two together weigh nothing or less
         v = self.node.values
@@ -335,13 +422,14 @@ class PayloadService:
                           f'(touched?) during the estimate')
         if fit.residual > 0.05 + DISTURBED * fit.torque:
             # at rest, Coulomb friction (stiction) holds any part of the load up to its value,
-            # and the observer cannot tell that from the payload (xarm7's URDF: 1 N m a joint;
-            # over DDS the fit then left 0.34 N m of 1.65: refused)
-            ctrl = self.node.ctrl
-            fc = 0.0 if ctrl is None else float(np.max(ctrl.friction_fc[ctrl.cmd], initial=0.0))
-            friction = (f', or joint friction held part of the load at rest (Coulomb friction up '
-                        f'to {fc:.3g} N m on the commanded joints: an estimate at rest cannot '
-                        f'tell it from the payload)' if fc > 0 else '')
+            # and the observer cannot tell that from the payload (xarm7 simulated with its
+            # URDF's 1 N m a joint, the model without: over DDS the fit left 0.34 N m of 1.65).
+            # With the friction in the model the poses are swept instead (not at rest)
+            friction = ('' if swept else
+                        ', or joint friction the model lacks held part of the load at rest (an '
+                        'estimate at rest cannot tell it from the payload: with the arm\'s '
+                        'friction in the model, the URDF\'s or identify\'s, each pose is swept '
+                        'instead)')
             raise Refused(f'the fit leaves {fit.residual:.3g} N m RMS of the {fit.torque:.3g} N m '
                           f'it explains: the arm was disturbed (touched?) during the estimate, '
                           f'the load is not rigid{friction}; not applied')
@@ -362,7 +450,7 @@ class PayloadService:
             # an estimate below zero (the configured payload too heavy) is not a body: with it
             # the sum's inertia can be negative; at rest no inertia shows, so the configured
             # one (about its centre of mass) is kept, at the new centre of mass
-            Ic, kept = I0, ' (payload.inertia kept: at rest the estimate does not see it)'
+            Ic, kept = I0, ' (payload.inertia kept: the estimate does not see it)'
         # under the node's lock throughout: no command of the new model may go out before the
         # fade from the last one of the old model is set up (the control loop waits meanwhile)
         with node.lock:
