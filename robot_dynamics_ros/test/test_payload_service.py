@@ -53,6 +53,12 @@ PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
                           inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02, 0.02])}
+FRICTION_ARM = ('link7', [0.0, -0.3, 0.0, 0.6, 0.0, 0.9, 0.0])         # xarm7
+# state_timeout of the controller and command_timeout of the simulator: a loaded machine stalls a
+# process for 0.1-0.15 s now and then (seen beside a busy core: the estimate refused as stale, as
+# it should be at 0.1 s); these tests are of the estimate, the stale-state reactions have theirs
+# (test_feedforward_node, test_real_stacks; the refusal below with the simulator frozen for 1 s)
+TIMEOUT = 0.5
 
 
 @pytest.fixture(scope='module', autouse=True)
@@ -65,8 +71,9 @@ def ros():
 class Rig:
     """The arm with its payload simulated, a controller without it, the test's node."""
 
-    def __init__(self, tmp_path, arm, tag, *controller_args, q0=None):
-        link, ready = ARMS[arm]
+    def __init__(self, tmp_path, arm, tag, *controller_args, q0=None, kp='[400.0]',
+                 kd='[40.0]'):
+        link, ready = ARMS[arm] if arm in ARMS else FRICTION_ARM
         self.nominal_urdf = os.path.join(erd_root(), ROBOTS[arm])
         self.model = RobotModel.from_urdf_file(self.nominal_urdf)
         self.link = link
@@ -77,10 +84,12 @@ class Rig:
         ns = f'payload_{tag}'
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={true}', '-p', 'publish_rate:=1000.0',
-            '-p', f'initial_positions:={ros_list(self.q0)}'], tmp_path / f'{tag}_sim.log')
+            '-p', f'initial_positions:={ros_list(self.q0)}', '-p', f'command_timeout:={TIMEOUT}'],
+            tmp_path / f'{tag}_sim.log')
         self.ctrl = NodeProcess('feedforward_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={self.nominal_urdf}',
-            '-p', 'mode:=computed_torque', '-p', 'kp:=[400.0]', '-p', 'kd:=[40.0]',
+            '-p', 'mode:=computed_torque', '-p', f'kp:={kp}', '-p', f'kd:={kd}',
+            '-p', f'state_timeout:={TIMEOUT}',
             *controller_args], tmp_path / f'{tag}_ctrl.log')
         self.node = rclpy.create_node(f'payload_peer_{tag}', namespace=f'/{ns}')
         self.executor = MultiThreadedExecutor(num_threads=2)
@@ -176,6 +185,34 @@ def test_the_payload_is_found_and_applied(tmp_path, arm):
         rig.close()
 
 
+def test_on_an_arm_with_friction_each_pose_is_swept(tmp_path):
+    """
+    xarm7 with its URDF's friction in the simulator and in the controller's model.
+
+    1 N m of Coulomb friction (and stiction) and 2-10 N m s/rad on each joint: at rest stiction
+    holds part of the load (in process the fit at rest was 8 % and centimetres off). The service
+    sweeps every commanded joint through each pose instead, forwards and backwards, with the
+    friction compensated (without, the light wrist sticks under computed torque; stiffer wrist
+    gains for the same reason): within 3 % and 5 mm.
+    """
+    rig = Rig(tmp_path, 'xarm7', 'friction', '-p', 'friction_compensation:=1.0',
+              kp='[400.0, 400.0, 400.0, 400.0, 2500.0, 2500.0, 2500.0]',
+              kd='[40.0, 40.0, 40.0, 40.0, 100.0, 100.0, 100.0]')
+    try:
+        rig.ready()
+        res = rig.call(rig.link, apply=True, timeout=120.0)
+        assert res.success, res.message + rig.ctrl.log()[-2000:]
+        print(f'xarm7: {res.message}')
+        assert 'swept' in res.message, res.message
+        com = np.array([res.com.x, res.com.y, res.com.z])
+        assert abs(res.mass - PAYLOAD.mass) < 0.03 * PAYLOAD.mass, res.message
+        assert np.abs(com - PAYLOAD.com).max() < 5e-3, res.message
+        log = rig.ctrl.log()
+        assert 'parameters set: payload.link' in log and 'Traceback' not in log
+    finally:
+        rig.close()
+
+
 def test_refusals(tmp_path):
     rig = Rig(tmp_path, 'ur5', 'refusals')
     try:
@@ -252,7 +289,7 @@ def test_stale_states_and_an_active_collision_reaction_are_refused(tmp_path):
         rig.ready()
         rig.sim.proc.send_signal(signal.SIGSTOP)        # the simulator frozen: no joint_states
         try:
-            time.sleep(0.5)
+            time.sleep(2 * TIMEOUT)
             res = rig.call(rig.link)
         finally:
             rig.sim.proc.send_signal(signal.SIGCONT)

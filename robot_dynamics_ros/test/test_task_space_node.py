@@ -59,7 +59,7 @@ def ros():
 class Rig:
     """simulator_node and feedforward_node in a task mode, and the test's node."""
 
-    def __init__(self, tmp_path, arm, mode, tag, *controller_args, q0=None):
+    def __init__(self, tmp_path, arm, mode, tag, *controller_args, q0=None, lockstep=False):
         self.frame, ready = ARMS[arm]
         self.urdf = os.path.join(erd_root(), ROBOTS[arm])
         self.model = RobotModel.from_urdf_file(self.urdf).with_armature(0.1)
@@ -67,12 +67,13 @@ class Rig:
         ns = f'task_{tag}'
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={self.urdf}', '-p', 'publish_rate:=1000.0',
-            '-p', f'armature:={ARMATURE}', '-p', f'initial_positions:={ros_list(self.q0)}'],
-            tmp_path / f'{tag}_sim.log')
+            '-p', f'armature:={ARMATURE}', '-p', f'initial_positions:={ros_list(self.q0)}',
+            '-p', f'lockstep:={str(lockstep).lower()}'], tmp_path / f'{tag}_sim.log')
         self.ctrl = NodeProcess('feedforward_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={self.urdf}', '-p', f'mode:={mode}',
             '-p', f'armature:={ARMATURE}', '-p', f'task.frame:={self.frame}',
-            '-p', f'task.stiffness:={ros_list(K)}', *controller_args],
+            '-p', f'task.stiffness:={ros_list(K)}', '-p', f'use_sim_time:={str(lockstep).lower()}',
+            *controller_args],
             tmp_path / f'{tag}_ctrl.log')
         self.node = rclpy.create_node(f'task_peer_{tag}', namespace=f'/{ns}')
         self.executor = MultiThreadedExecutor(num_threads=2)
@@ -115,6 +116,12 @@ class Rig:
         assert self.wait(lambda: min(map(len, streams.values())) > 10, 20), \
             {name: len(kept) for name, kept in streams.items()}
         time.sleep(1.0)
+
+    def advance(self, seconds, timeout=30.0):
+        """Wait until the joint states' stamps have advanced by ``seconds`` (simulated time)."""
+        t = seconds_of(self.states[-1])
+        assert self.wait(lambda: seconds_of(self.states[-1]) >= t + seconds, timeout), \
+            f'the simulation did not advance {seconds} s in {timeout} s'
 
     def first_pose(self):
         """Return the task frame's pose at activation (the first ~/current_pose): the target."""
@@ -356,7 +363,16 @@ def test_wrong_targets_are_refused_and_a_stopped_stream_held(tmp_path):
         assert rig.wait(lambda: rig.still() < 1e-3, 8), rig.still()
         T = rig.pose()
         assert np.linalg.norm(T[:3, 3] - T0[:3, 3]) < 1e-3
-        assert rig.ctrl.log().count('the target stream stopped') == 1
+        # one warning a stop (a loaded machine can make one more: this process starved for over
+        # task.target_timeout between two of its twists, which the node rightly took for a stop)
+        stops = rig.ctrl.log().count('the target stream stopped')
+        assert 1 <= stops <= 2, stops
+        # a lone twist times out too (before: its velocity held for ever, and the hand stood
+        # D v / K off the target, 9.5 mm in CI, where the last twists came after a silence)
+        rig.twist.publish(twist)
+        assert rig.wait(lambda: rig.ctrl.log().count('the target stream stopped') > stops, 3)
+        assert rig.wait(lambda: rig.still() < 1e-3, 8), rig.still()
+        assert np.linalg.norm(rig.pose()[:3, 3] - T0[:3, 3]) < 1e-3
         # joint_states stop: the controller commands on_timeout (zero), nothing crashes
         rig.sim.proc.send_signal(19)                   # SIGSTOP
         try:
@@ -380,9 +396,11 @@ def test_hand_guiding_with_zero_stiffness(tmp_path):
     """
     # translation free, rotation held: the push is fixed to the hand, and with the rotation
     # free too the hand turned it (Kilted CI: moved (-0.20, 0.23, -0.23) m, not along y)
+    # in lockstep: the observer sees every joint state (a free-running loop on a loaded machine
+    # skips some, the observer holds over them, and its median under the push was 2.2 N off)
     rig = Rig(tmp_path, 'panda', 'cartesian_impedance', 'guide',
               '-p', 'task.stiffness:=[0.0, 0.0, 0.0, 50.0, 50.0, 50.0]',
-              '-p', 'task.min_damping:=[30.0, 30.0, 30.0, 1.0, 1.0, 1.0]')
+              '-p', 'task.min_damping:=[30.0, 30.0, 30.0, 1.0, 1.0, 1.0]', lockstep=True)
     try:
         rig.ready()
         T0 = rig.first_pose()
@@ -403,7 +421,7 @@ def test_hand_guiding_with_zero_stiffness(tmp_path):
               f'~/external_wrench during the push (median) {np.round(seen, 2)} N')
         assert moved[1] > 0.02 and abs(moved[1]) > 3 * max(abs(moved[0]), abs(moved[2]))
         assert abs(seen[1] - 15.0) < 1.5 and np.abs(seen[[0, 2]]).max() < 1.5
-        time.sleep(1.0)             # no spring: it stays where it was pushed to
+        rig.advance(1.0)            # no spring: it stays where it was pushed to
         assert np.linalg.norm(rig.pose()[:3, 3] - T0[:3, 3] - moved) < 2e-3
     finally:
         rig.close()

@@ -437,6 +437,15 @@ def _spin_loop(executor):
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
+TEARDOWN_GRACE = 2.5    # s: the clean-up after a stop may take this long, then the process ends
+
+
+def _teardown_hung():
+    print(f'the clean-up (destroying the node, shutting rclpy down) did not end within '
+          f'{TEARDOWN_GRACE} s: exiting without it', file=sys.stderr, flush=True)
+    os._exit(0)
+
+
 def run_node(node_class, args=None, help_text=''):
     """
     rclpy.init, spin a node of ``node_class``, shut down.
@@ -483,14 +492,22 @@ def run_node(node_class, args=None, help_text=''):
         if rclpy.ok():
             raise                   # a real error; else SIGTERM shut the context down mid-spin
     finally:
-        # a clean-up that hangs (seen once in CI: simulator_node ignored SIGINT and SIGTERM
-        # until launch killed it) prints every thread's stack after 4 s, before launch's
-        # SIGTERM at 5 s; the watchdog is a C thread, so it works even if the GIL is never freed
-        faulthandler.dump_traceback_later(4.0)
+        # a clean-up that hangs (seen twice in CI: simulator_node stuck in rclpy's destroy_node,
+        # in rcl_node_fini, for over 10 s after SIGINT: a known kind of DDS teardown hang) ends
+        # the process all the same. After TEARDOWN_GRACE s a Python thread says so and exits with
+        # status 0 (the node's work is done); where the hang holds the GIL that thread cannot
+        # run, and after 4 s, before launch's SIGTERM at 5 s, faulthandler's C thread prints
+        # every thread's stack and exits with status 1 (before, it hung until SIGKILL)
+        watchdog = threading.Timer(TEARDOWN_GRACE, _teardown_hung)
+        watchdog.daemon = True
+        watchdog.start()
+        faulthandler.dump_traceback_later(4.0, exit=True)
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
+        watchdog.cancel()
+        faulthandler.cancel_dump_traceback_later()
         # a last Ctrl-C or SIGTERM during interpreter finalization (which restores default
         # handlers, but leaves an ignored signal ignored) would kill the process with status -2
         for stop in STOP_SIGNALS:
