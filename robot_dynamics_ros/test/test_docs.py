@@ -86,7 +86,8 @@ def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
     args = ['-r', f'__ns:={ns}']
     overridden, absent = {}, set()
     if executable == 'simulator_node':          # it needs an arm; the controller waits for one
-        overridden = {'urdf_file': example_urdf(), 'publish_clock': True}
+        # (in lockstep: it then reads the controller's answers too)
+        overridden = {'urdf_file': example_urdf(), 'publish_clock': True, 'lockstep': True}
         absent = {('subscribes', 'robot_description')}      # not read with urdf_file
     for name, value in overridden.items():
         args += ['-p', f'{name}:={value}']

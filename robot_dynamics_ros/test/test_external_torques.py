@@ -335,8 +335,12 @@ def test_detection_arms_only_once_the_estimate_is_under_the_thresholds(tmp_path)
         assert 'collision detection armed' not in ctrl.log(), ctrl.log()
         # the drives hold the arm: r decays (1/K_O = 20 ms) under the thresholds: armed
         assert drive(g, 10, lambda: 'collision detection armed' in ctrl.log()), ctrl.log()
-        drive(g, 1.0)                       # 50 time constants (CI: 1.9e-6 N m left after 0.3 s)
-        assert np.abs(external[-1].effort).max() < 1e-6 and not events, ctrl.log()
+        # and on to zero: 50 time constants take 1 s where every interval counts; under load the
+        # observer holds over the irregular ones this loop sends (3.2e-5 N m left after 1 s
+        # beside a busy core), so it is given until it gets there, up to 10 s
+        assert drive(g, 10, lambda: np.abs(external[-1].effort).max() < 1e-6), \
+            (external[-1].effort, ctrl.log())
+        assert not events, ctrl.log()
         # a push of 5 N m on joint1
         assert drive(g - [5.0, 0.0], 10, lambda: events), ctrl.log()
         assert list(events[0].name) == ['joint1'], events[0]

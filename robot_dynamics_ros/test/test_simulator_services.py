@@ -17,8 +17,10 @@ simulator_node as a test bench: pause and step, lockstep, and what it says when 
 
 Each node in its own process over real rclpy: ~/pause and ~/step advance a paused simulation by
 exactly N steps; in lockstep mode one effort command advances one step (so a closed loop is the
-same run after run, whatever the CPU load); a halt is reported on /diagnostics (ERROR, with the
-joint and value) while the held state keeps coming on joint_states, and ~/reset clears it.
+same run after run, whatever the CPU load), and with feedforward_node the answer to the latest
+state does, so that each command acts from the state it was computed from; a halt is reported
+on /diagnostics (ERROR, with the joint and value) while the held state keeps coming on
+joint_states, and ~/reset clears it.
 """
 import time
 
@@ -34,9 +36,12 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray  # noqa: E402
 from std_srvs.srv import SetBool, Trigger  # noqa: E402
 
+from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
+
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
 
-from ros_harness import NodeProcess  # noqa: E402
+from conftest import ROBOTS, erd_root  # noqa: E402
+from ros_harness import NodeProcess, ros_list  # noqa: E402
 
 
 @pytest.fixture(scope='module', autouse=True)
@@ -137,6 +142,77 @@ def test_lockstep_advances_one_step_per_command_the_same_way_every_run(tmp_path)
             b.stop()
     np.testing.assert_array_equal(runs[0], runs[1])       # the same run, bit for bit
     assert np.abs(runs[0][-1] - runs[0][0]).max() > 0.05  # and the arm did move
+
+
+def test_in_lockstep_each_command_acts_from_the_state_it_answers(tmp_path):
+    """
+    simulator_node in lockstep with feedforward_node (computed torque) along a trajectory.
+
+    The answer stamped t (~/torques) is what the simulator applies from t to t + dt: the effort
+    of the joint state stamped t + dt. Counted at lags of 0 to 6 steps: before, with one step
+    per effort command, commands acted 5 steps late (the states published again while the
+    controller started, each answered, stayed in flight).
+    """
+    import os
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    q0 = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
+    sim = NodeProcess('simulator_node', ['-r', '__ns:=/onetoone', '-p', f'urdf_file:={urdf}',
+                                         '-p', 'lockstep:=true',
+                                         '-p', f'initial_positions:={ros_list(q0)}'],
+                      tmp_path / 'onetoone_sim.log')
+    ctrl = NodeProcess('feedforward_node', ['-r', '__ns:=/onetoone', '-p', f'urdf_file:={urdf}',
+                                            '-p', 'mode:=computed_torque',
+                                            '-p', 'use_sim_time:=true'],
+                       tmp_path / 'onetoone_ctrl.log')
+    node = rclpy.create_node('onetoone_peer', namespace='/onetoone')
+    states, answers = [], []
+    node.create_subscription(JointState, 'joint_states', states.append, 1000)
+    node.create_subscription(JointState, 'inverse_dynamics_controller/torques', answers.append,
+                             1000)
+    traj = node.create_publisher(JointTrajectory, 'inverse_dynamics_controller/joint_trajectory',
+                                 10)
+
+    def spin_until(predicate, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not predicate():
+            rclpy.spin_once(node, timeout_sec=0.01)
+        return predicate()
+
+    def ns(m):
+        return m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
+    try:
+        assert spin_until(lambda: len(states) > 20 and len(answers) > 20, 60), \
+            sim.log()[-1500:] + ctrl.log()[-1500:]
+        assert 'one step per answer to the latest state' in sim.log()
+        msg = JointTrajectory(joint_names=['shoulder_pan_joint', 'shoulder_lift_joint',
+                                           'elbow_joint', 'wrist_1_joint', 'wrist_2_joint',
+                                           'wrist_3_joint'])
+        msg.points = [JointTrajectoryPoint(positions=[0.5, -1.0, 1.3, -1.2, -1.2, 0.5],
+                                           velocities=[0.0] * 6, accelerations=[0.0] * 6)]
+        msg.points[0].time_from_start.sec = 2
+        assert spin_until(lambda: traj.get_subscription_count() > 0, 10)
+        traj.publish(msg)
+        assert spin_until(lambda: 'trajectory accepted' in ctrl.log(), 10), ctrl.log()[-1500:]
+        start, wall = ns(states[-1]), time.monotonic()
+        assert spin_until(lambda: ns(states[-1]) > start + 2 * 10**9, 120), sim.log()[-1500:]
+        print(f'2 s of simulated time in {time.monotonic() - wall:.2f} s')
+        effort = {ns(m): np.array(m.effort) for m in states}
+        moving = [m for m in answers if start < ns(m) < start + 2 * 10**9]
+        assert len(moving) > 1500, len(moving)
+        share = []
+        for lag in range(7):
+            later = [(np.array(m.effort), effort.get(ns(m) + (lag + 1) * 10**6)) for m in moving]
+            share.append(np.mean([e is not None and np.allclose(a, e, rtol=0, atol=1e-9)
+                                  for a, e in later]))
+        print('share of answers applied from the state they answer, at lags 0-6 steps:',
+              np.round(share, 3))
+        assert share[0] == 1.0 and max(share[1:]) < 0.01, share
+        # and the efforts did change from step to step (else any lag would match)
+        assert np.abs(np.diff([np.array(m.effort) for m in moving], axis=0)).max() > 1e-3
+    finally:
+        node.destroy_node()
+        ctrl.stop()
+        sim.stop()
 
 
 def test_a_halt_is_reported_on_diagnostics_and_the_held_state_keeps_coming(tmp_path):

@@ -193,7 +193,9 @@ def rotation_angle(R):
 @pytest.mark.parametrize('arm', ['ur5', 'panda'])
 @pytest.mark.parametrize('mode', ['cartesian_impedance', 'operational_space'])
 def test_static_stiffness_is_k_under_a_wrench(tmp_path, arm, mode):
-    rig = Rig(tmp_path, arm, mode, f'{arm}_{mode[:3]}_k')
+    # in lockstep: a physics measurement, not one of the loop's timing (5.6 % off beside a busy
+    # core where 5 % is allowed, free-running)
+    rig = Rig(tmp_path, arm, mode, f'{arm}_{mode[:3]}_k', lockstep=True)
     try:
         rig.ready()
         # from the target: the pose at activation (at ready the arm may still be settling,
@@ -201,7 +203,7 @@ def test_static_stiffness_is_k_under_a_wrench(tmp_path, arm, mode):
         T0 = rig.first_pose()
         w = np.array([10.0, -5.0, 8.0, 0.5, -0.3, 0.4])
         rig.apply_wrench(w)
-        time.sleep(4.0)
+        rig.advance(4.0)
         assert rig.still() < 1e-3, rig.still()
         T = rig.pose()
         dx = T[:3, 3] - T0[:3, 3]
@@ -259,23 +261,18 @@ def test_a_step_of_the_target_settles_within_rate_and_effort_limits(tmp_path, ar
 
 def test_sweeping_the_posture_leaves_the_hand_in_place(tmp_path):
     """
-    The hand stays within 1 mm while joint1 sweeps; once more if the loop stalled.
+    The hand stays within 1 mm while joint1 sweeps.
 
-    A stall (the simulator got no command for 0.1 s and applied zero torque: seen 1 run in 5
-    on an idle 2-core machine, the hand then moved 0.8-1.9 mm) moves the hand whatever the law
-    does; a failure without one, or a second stall, fails the test.
+    In lockstep: a free-running loop that stalled (the simulator got no command for 0.1 s and
+    applied zero torque: 1 run in 5 on an idle 2-core machine) moved the hand 0.8-1.9 mm
+    whatever the law did.
     """
-    for attempt in (1, 2):
-        rig = Rig(tmp_path, 'panda', 'cartesian_impedance', f'sweep{attempt}',
-                  '-p', 'nullspace.stiffness:=[20.0]')
-        try:
-            return sweep_leaves_the_hand(rig)
-        except AssertionError:
-            if attempt == 2 or 'no command for' not in rig.sim.log():
-                raise
-            print('the loop stalled (the simulator applied zero torque); running it again')
-        finally:
-            rig.close()
+    rig = Rig(tmp_path, 'panda', 'cartesian_impedance', 'sweep',
+              '-p', 'nullspace.stiffness:=[20.0]', lockstep=True)
+    try:
+        sweep_leaves_the_hand(rig)
+    finally:
+        rig.close()
 
 
 def sweep_leaves_the_hand(rig):
@@ -287,7 +284,7 @@ def sweep_leaves_the_hand(rig):
         posture = q0.copy()
         posture[0] += 0.3 * np.sin(k * np.pi / 4)
         assert rig.set_params(nullspace__posture=posture.tolist())[0].successful
-        time.sleep(0.5)
+        rig.advance(0.5)
     worst = max(
         (np.linalg.norm(T[:3, 3] - T0[:3, 3]), rotation_angle(T[:3, :3] @ T0[:3, :3].T))
         for T in (frame_placement(rig.model, np.array(s.position), rig.frame)
@@ -408,9 +405,10 @@ def test_hand_guiding_with_zero_stiffness(tmp_path):
         mark = len(rig.wrenches)
         rig.apply_wrench(push, duration=0.5)        # 0.5 s of simulated time
         # this node's subscriptions lag under load (0.3 s seen): wait for the push to show
-        assert rig.wait(lambda: any(w.wrench.force.y > 10.0 for w in rig.wrenches[mark:]), 10)
+        # (lockstep runs at the pace of the loop's round trips, slower than real time here)
+        assert rig.wait(lambda: any(w.wrench.force.y > 10.0 for w in rig.wrenches[mark:]), 30)
         assert rig.wait(lambda: rig.still() < 1e-3 and seconds_of(rig.states[-1]) - seconds_of(
-            rig.wrenches[mark]) > 1.0, 15), rig.still()
+            rig.wrenches[mark]) > 1.0, 60), rig.still()
         # the observer's estimate while pushed (over 5 N): its median; it follows the push with
         # time constant 1/K_O = 20 ms and runs 2.5 N over it at the most (the arm at 1 m/s)
         forces = np.array([[w.wrench.force.x, w.wrench.force.y, w.wrench.force.z]

@@ -75,6 +75,13 @@ PARAMETERS = {
                               'joint_states and /clock after it (deterministic closed-loop tests, '
                               'independent of CPU load); false: run paced to real_time_factor',
                  True),
+    'lockstep_answers': (str, 'inverse_dynamics_controller/torques',
+                         'in lockstep, the topic of stamped answers (sensor_msgs/JointState: '
+                         'efforts by joint name, stamped with the joint state they answer, as '
+                         'feedforward_node\'s ~/torques): one step per answer to the latest '
+                         'state, so each command acts from the state it was computed from; '
+                         'without a publisher on it, or empty: one step per effort command',
+                         True),
     'hold_until_command': (bool, True, 'hold the initial pose (brakes engaged) until the first '
                                        'effort command; false: integrate from the start', True),
     'damping': ('float[]', [], 'viscous damping per joint (empty: the URDF <dynamics damping>)',
@@ -114,6 +121,9 @@ SUMMARY = ('An articulated-body (ABA) simulation of a URDF arm: effort commands 
 INTERFACES = (
     ('subscribes', 'effort_controller/commands', 'std_msgs/msg/Float64MultiArray',
      'efforts in joints order; none for command_timeout: zero torque'),
+    ('subscribes', 'inverse_dynamics_controller/torques', 'sensor_msgs/msg/JointState',
+     'in lockstep (the lockstep_answers parameter): the controller\'s answers, stamped with the '
+     'state they answer'),
     ('subscribes', 'robot_description', 'std_msgs/msg/String',
      'transient local; only without urdf_file and the parameter'),
     ('publishes', 'joint_states', 'sensor_msgs/msg/JointState',
@@ -173,6 +183,17 @@ class SimulatorNode(Node):
         self.diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
         self.create_subscription(Float64MultiArray, 'effort_controller/commands',
                                  self._on_command, 10)
+        # lockstep one to one: the answer to the latest state (by its stamp) advances a step;
+        # effort commands alone cannot say which state they answer, and every command that
+        # answered none (a state published again while the controller started, a stale-state
+        # command) left one more state in flight for good: commands acted 5 steps late
+        self.answers = (v['lockstep_answers'] if v['lockstep'] and v['lockstep_answers']
+                        else None)
+        self.latest_stamp = None        # (sec, nanosec) of the latest state published
+        self.answer_idx = {}            # answer's joint names -> indices of self.joints
+        self.answers_seen = (0.0, False)    # (when checked, a publisher on the answers topic)
+        if self.answers is not None:
+            self.create_subscription(JointState, self.answers, self._on_answer, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.create_service(Step, '~/step', self._on_step)
@@ -255,7 +276,10 @@ class SimulatorNode(Node):
         self.get_logger().info(
             f'simulating "{model.name}" ({model.n} joints) from {source}: dt {v["timestep"]} s, '
             f'{v["integrator"]}, ' + (
-                'lockstep (one step per effort command, joint_states and /clock after each); '
+                (f'lockstep (one step per answer to the latest state on '
+                 f'{self.resolve_topic_name(self.answers)}, else per effort command; '
+                 if self.answers is not None else 'lockstep (one step per effort command; ')
+                + 'joint_states and /clock after each); '
                 if v['lockstep'] else
                 f'joint_states at {v["publish_rate"]} Hz, real-time factor '
                 f'{v["real_time_factor"] or "max"}; ') +
@@ -284,9 +308,55 @@ class SimulatorNode(Node):
             if self.braked:
                 self.braked = False
                 self.get_logger().info('first effort command: releasing the brakes')
-            if self.values['lockstep'] and not self.paused and self.halted is None:
+            if (self.values['lockstep'] and not self.paused and self.halted is None
+                    and not self._answered()):
                 self._advance(self.sim, 1, stale_after=None)
                 self._publish(self.sim)
+
+    def _answered(self):
+        """Return whether lockstep steps on stamped answers (a publisher on their topic)."""
+        if self.answers is None:
+            return False
+        now = time.monotonic()
+        checked, live = self.answers_seen
+        if now - checked > 1.0:         # the graph asked once a second, not per command
+            live = self.count_publishers(self.resolve_topic_name(self.answers)) > 0
+            self.answers_seen = (now, live)
+        return live
+
+    def _on_answer(self, msg):
+        """Lockstep: step once with the efforts that answer the latest state (by its stamp)."""
+        with self.lock:
+            sim = self.sim
+            if sim is None or self.paused or self.halted is not None:
+                return
+            stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+            # the first state is stamped 0, which a controller answers on its own clock
+            if self.latest_stamp is None or (self.latest_stamp != (0, 0)
+                                             and stamp != self.latest_stamp):
+                return                  # the answer to an older state: it moves nothing
+            names = tuple(msg.name)
+            idx = self.answer_idx.get(names)
+            if idx is None:
+                where = {n: i for i, n in enumerate(names)}
+                missing = [j for j in self.joints if j not in where]
+                if missing or len(msg.effort) != len(names):
+                    self.throttle.warning('answer', f'{self.answers}: no effort for {missing} '
+                                                    f'(names {list(names)}, '
+                                                    f'{len(msg.effort)} efforts): not a step')
+                    return
+                idx = self.answer_idx[names] = np.array([where[j] for j in self.joints],
+                                                        dtype=np.int64)
+            data = np.asarray(msg.effort, dtype=float)[idx]
+            if not np.all(np.isfinite(data)):
+                self.throttle.warning('nan', f'{self.answers}: NaN or Inf: not a step')
+                return
+            self.command, self.last_command = data, time.monotonic()
+            if self.braked:
+                self.braked = False
+                self.get_logger().info('first answer: releasing the brakes')
+            self._advance(sim, 1, stale_after=None)
+            self._publish(sim)
 
     def _on_reset(self, request, response):
         with self.lock:
@@ -503,6 +573,7 @@ class SimulatorNode(Node):
             c.clock.sec, c.clock.nanosec = sec, nsec
             self.clock_pub.publish(c)
             msg.header.stamp = c.clock
+            self.latest_stamp = (sec, nsec)
         else:
             msg.header.stamp = self.get_clock().now().to_msg()
         self.js_pub.publish(msg)
