@@ -46,8 +46,9 @@ the frame).
 Only the commanded joints act: J, M and Lambda are those of the commanded joints, the others held
 where they are (a hand's fingers on an arm). mu damps Lambda near singularities (see
 ``dynamics.frames``), and only there: ``SINGULARITY_DAMPING`` times (1 - ratio /
-``SINGULAR_RATIO``)^2 when the ratio of the smallest to the largest pivot of the Cholesky factor
-of J M^-1 J^T falls below ``SINGULAR_RATIO``, else 0 (``singularity_damping`` after a call): a
+``SINGULAR_RATIO``)^2 when the ratio of the smallest to the largest squared pivot of the Cholesky
+factor of J M^-1 J^T scaled to a unit diagonal (``dynamics.frames.singularity_ratio``) falls
+below ``SINGULAR_RATIO``, else 0 (``singularity_damping`` after a call): a
 damped Lambda makes N leak (J-bar^T N = mu Lambda J-bar^T), which a hand-guided arm showed as a
 creep of 0.3 mm/s.
 
@@ -59,16 +60,13 @@ from numba import njit, types
 import numpy as np
 
 from ..dynamics.frames import FrameKin, descriptor
+from ..dynamics.frames import SINGULAR_RATIO
 from ..dynamics.kernels import ID, _crba, _view, entry_point, split_data
 from ..dynamics.linalg import cholesky, cholesky_solve
 
 TASK_MODES = ('cartesian_impedance', 'operational_space')
 PROJECTORS = ('dynamic', 'kinematic')
 SINGULARITY_DAMPING = 1e-4       # mu (1/kg): Lambda <= 1e4 kg along a lost direction
-# below this ratio of the smallest to the largest pivot of J M^-1 J^T's Cholesky factor, Lambda is
-# damped (ur5: 1.4e-2 at a working pose, 4.8e-4 with wrist_2 0.05 rad from its singularity,
-# 1.9e-7 at 1e-3 rad; panda 0.9-1.5e-2 over its range's middle)
-SINGULAR_RATIO = 1e-4
 
 _F1, _F2 = (types.Array(types.float64, d, 'C') for d in (1, 2))
 
@@ -189,10 +187,22 @@ def TaskLaw(model, ws, wc, q, qd, F, P, X, W, tau):
                 s += Jc[r, j] * Y[j, c]
             A[r, c] = B[r, c] = s
     # damped only near a singularity (a damped Lambda leaks nullspace torque into the frame: a
-    # pushed arm in hand guiding crept at 0.3 mm/s with mu always on): the pivots of A's
-    # Cholesky factor tell how close, mu_eff = mu (1 - ratio / SINGULAR_RATIO)^2 below it
+    # pushed arm in hand guiding crept at 0.3 mm/s with mu always on): the pivots of the
+    # Cholesky factor of A scaled to a unit diagonal tell how close (unscaled, A's rows in 1/kg
+    # and 1/(kg m^2) made well-conditioned poses look near-singular), mu_eff = mu (1 - ratio /
+    # SINGULAR_RATIO)^2 below it
     ratio = 0.0
-    if cholesky(B, 6):
+    positive = True
+    for r in range(6):
+        positive = positive and B[r, r] > 0.0
+    if positive:
+        for r in range(6):
+            for c in range(6):
+                if r != c:
+                    B[r, c] /= math.sqrt(B[r, r] * B[c, c])
+        for r in range(6):
+            B[r, r] = 1.0
+    if positive and cholesky(B, 6):
         lo, hi = B[0, 0] ** 2, B[0, 0] ** 2
         for r in range(1, 6):
             lo, hi = min(lo, B[r, r] ** 2), max(hi, B[r, r] ** 2)
