@@ -185,21 +185,18 @@ class Peer:
 
     def set_params(self, timeout=10.0, **values):
         """Set parameters on the target; returns the list of SetParametersResult."""
-        assert self.params.wait_for_services(timeout_sec=timeout), 'parameter services missing'
-        params = [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]
-        future = self.params.set_parameters(params)
-        self.spin_until(future.done, timeout)
-        assert future.done(), 'set_parameters timed out'
-        return future.result().results
+        return self._set(self.params.set_parameters, timeout, values).results
 
     def set_params_atomically(self, timeout=10.0, **values):
         """Set parameters on the target all or none (one SetParametersResult)."""
+        return self._set(self.params.set_parameters_atomically, timeout, values).result
+
+    def _set(self, call, timeout, values):
         assert self.params.wait_for_services(timeout_sec=timeout), 'parameter services missing'
-        params = [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]
-        future = self.params.set_parameters_atomically(params)
+        future = call([Parameter(k.replace('__', '.'), value=v) for k, v in values.items()])
         self.spin_until(future.done, timeout)
-        assert future.done(), 'set_parameters_atomically timed out'
-        return future.result().result
+        assert future.done(), f'{call.__name__} timed out'
+        return future.result()
 
     def call(self, client, request, timeout=10.0):
         assert client.wait_for_service(timeout_sec=timeout), 'service not available'

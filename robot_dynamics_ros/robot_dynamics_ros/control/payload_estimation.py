@@ -60,6 +60,13 @@ SWEEP_TIME = 2.0
 WINDOW = (0.3, 0.7)
 
 
+def inner_limits(model):
+    """Return (lo, hi) of the position limits less MARGIN (at most a tenth of each range)."""
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    margin = np.minimum(MARGIN, 0.1 * (hi - lo))          # a gripper's fingers: 4 cm of travel
+    return lo + margin, hi - margin
+
+
 def static_regressor(model, link, Q):
     """Return A (K, n, 4): the gravity torques of [m, h] of a payload on ``link`` at poses Q."""
     body, T = link_parameter_map(model, link)       # link-frame parameters -> the body's
@@ -139,9 +146,7 @@ def poses(model, q0, link, commanded, amplitude, effort_limits=None, max_poses=8
     wrist = wrist_joints(model, link, commanded)
     if not wrist:
         raise ValueError(f'no commanded joint moves link "{link}"')
-    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
-    margin = np.minimum(MARGIN, 0.1 * (hi - lo))          # a gripper's fingers: 4 cm of travel
-    lo, hi = lo + margin, hi - margin
+    lo, hi = inner_limits(model)
     limits = model.effort_limits if effort_limits is None else np.asarray(effort_limits)
     a = float(amplitude)
     steps = []
@@ -187,9 +192,8 @@ def sweep(model, Q, commanded, half=SWEEP):
     ValueError naming the joint when that leaves less than MIN_SWEEP.
     """
     Q = np.atleast_2d(np.asarray(Q, dtype=float))
-    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
-    margin = np.minimum(MARGIN, 0.1 * (hi - lo))
-    room = np.minimum(Q - (lo + margin), (hi - margin) - Q).min(axis=0)
+    lo, hi = inner_limits(model)
+    room = np.minimum(Q - lo, hi - Q).min(axis=0)
     d = np.zeros(model.n)
     commanded = np.asarray(commanded, dtype=np.int64)
     d[commanded] = np.minimum(half, room[commanded])

@@ -233,11 +233,11 @@ class PayloadService:
                     q_mean, r_mean, friction = pe.combine(self._sweep(ctrl, q + d, d),
                                                           self._sweep(ctrl, q - d, d))
                     missed = max(missed, float(np.abs(friction[rows]).max()))
-                elif k:
-                    self._go(ctrl, q)
-                    q_mean, r_mean = self._collect(ctrl)
                 else:
-                    self._settle(ctrl)      # where it was called: at rest for SETTLE first
+                    if k:
+                        self._go(ctrl, q)
+                    else:
+                        self._settle(ctrl)  # where it was called: at rest for SETTLE first
                     q_mean, r_mean = self._collect(ctrl)
                 at.append(q_mean)
                 estimates.append(r_mean)
@@ -309,12 +309,12 @@ class PayloadService:
         q = np.array([s[0] for s in samples])
         r = np.array([s[1] for s in samples])
         rows = ctrl.cmd
-        travel = np.abs(q[-1] - q[0])[rows]
-        short = np.flatnonzero(travel < 0.5 * pe.window_travel(d)[rows])
+        travel, expected = np.abs(q[-1] - q[0])[rows], pe.window_travel(d)[rows]
+        short = np.flatnonzero(travel < 0.5 * expected)
         if len(short):
             i = int(rows[short[0]])
             raise Refused(f'joint {ctrl.model.joint_names[i]} moved {travel[short[0]]:.3g} of '
-                          f'the {pe.window_travel(d)[i]:.3g} it should have in a sweep: held '
+                          f'the {expected[short[0]]:.3g} it should have in a sweep: held '
                           f'back, touched, or stuck in its friction (compensate it: '
                           f'friction_compensation with the identified friction; or raise its kp)')
         return q.mean(axis=0), r.mean(axis=0)
