@@ -45,6 +45,7 @@ DEPENDS = ('build_depend', 'build_export_depend', 'buildtool_depend', 'buildtool
 # --simulate` against a real rosdep database).
 ROS_PACKAGES = {
     'ament_cmake': 'ament_cmake', 'ament_flake8': 'ament_lint',
+    'builtin_interfaces': 'rcl_interfaces',
     'ament_index_python': 'ament_index', 'xacro': 'xacro', 'ament_pep257': 'ament_lint',
     'diagnostic_msgs': 'common_interfaces',
     'geometry_msgs': 'common_interfaces', 'launch': 'launch', 'launch_pytest': 'launch',

@@ -31,6 +31,7 @@ import time
 
 import numpy as np
 import rclpy
+from builtin_interfaces.msg import Time
 from rclpy.node import Node
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
@@ -440,6 +441,7 @@ class SimulatorNode(Node):
             if np.any(wrench) and request.duration > 0:
                 self.wrench_end[request.link] = sim.t + request.duration
             t = sim.t
+            response.stamp = self._stamp(t)
         response.success, response.time = True, t
         response.message = (f'removed the wrench on {request.link}' if not np.any(wrench) else
                             f'force {wrench[:3].tolist()} N, torque {wrench[3:].tolist()} N m on '
@@ -589,26 +591,32 @@ class SimulatorNode(Node):
                                           zeros if held else applied)
         msg = JointState(name=list(sim.model.joint_names), position=q.tolist(),
                          velocity=qd.tolist(), effort=effort.tolist())
-        sec, nsec = divmod(int(round(sim.t * 1e9)), 10**9)
+        msg.header.stamp = self._stamp(sim.t, held)
         if self.clock_pub is not None:
-            c = Clock()
-            c.clock.sec, c.clock.nanosec = sec, nsec
-            self.clock_pub.publish(c)
-            msg.header.stamp = c.clock
-            self.latest_stamp = (sec, nsec)
-        elif (self.schedule is not None and self.values['real_time_factor'] == 1.0
-              and not held and not self.paused):
-            # the time the state holds at on the pacing's schedule, not the time it happens to
-            # go out: stamps a simulated step apart, as a driver stamps its samples. Publish
-            # times put a late wake-up's 6-13 ms between two states and the catching-up ones
-            # 0.02-0.05 ms apart (1 kHz, a loaded machine); the observer integrated the torques
-            # over those: 131 % of the peak command as phantom external torque on ur5
-            ros0, sim0 = self.schedule
-            ns = ros0 + int(round((sim.t - sim0) * 1e9))
-            msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(ns, 10**9)
-        else:
-            msg.header.stamp = self.get_clock().now().to_msg()
+            self.clock_pub.publish(Clock(clock=msg.header.stamp))
+            self.latest_stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         self.js_pub.publish(msg)
+
+    def _stamp(self, t, held=False):
+        """
+        Return the stamp of the joint state at simulated time ``t`` (the lock held).
+
+        In lockstep the simulated time (/clock). In real time the time the state holds at on the
+        pacing's schedule, not the time it happens to go out: stamps a simulated step apart, as a
+        driver stamps its samples. Publish times put a late wake-up's 6-13 ms between two states
+        and the catching-up ones 0.02-0.05 ms apart (1 kHz, a loaded machine); the observer
+        integrated the torques over those: 131 % of the peak command as phantom external torque
+        on ur5. Held, paused or off real time: now.
+        """
+        if self.clock_pub is not None:
+            sec, nsec = divmod(int(round(t * 1e9)), 10**9)
+            return Time(sec=sec, nanosec=nsec)
+        if (self.schedule is not None and self.values['real_time_factor'] == 1.0
+                and not held and not self.paused):
+            ros0, sim0 = self.schedule
+            sec, nsec = divmod(ros0 + int(round((t - sim0) * 1e9)), 10**9)
+            return Time(sec=sec, nanosec=nsec)
+        return self.get_clock().now().to_msg()
 
     def _diagnose(self):
         """Publish the simulator's status on /diagnostics (as ROS drivers report theirs)."""
