@@ -284,6 +284,7 @@ class Throttle:
     def __init__(self, logger):
         self.logger = logger
         self.last = {}
+        self.said = set()
 
     def warning(self, key, message, period=5.0):
         self.log('warning', key, message, period)
@@ -295,6 +296,16 @@ class Throttle:
         now = time.monotonic()
         if now - self.last.get(key, -1e9) >= period:
             self.last[key] = now
+            log_at(self.logger, level, message)
+
+    def error(self, message):
+        """Log an error, every time."""
+        self.logger.error(message)
+
+    def once(self, key, message, level='warning'):
+        """Log a line once per key for the life of the node."""
+        if key not in self.said:
+            self.said.add(key)
             log_at(self.logger, level, message)
 
 

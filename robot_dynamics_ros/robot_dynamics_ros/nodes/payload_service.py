@@ -147,13 +147,13 @@ class PayloadService:
         if not node.observer_ready or not node.observer.settled():
             raise Refused('the momentum observer is not running yet (its kernel is loading, or '
                           'its estimate has not settled): try again in a moment')
-        stale = node._stale(time.monotonic())
+        stale = node.loop.stale_joints(time.monotonic())
         if stale:
             raise Refused(f'joint_states of {stale} are stale or missing')
         if ctrl.reaction is not None:
             raise Refused(f'a collision reaction ({ctrl.reaction}) is active: '
                           f'~/reset_collision first')
-        now = node._time(node.get_clock().now())
+        now = node.loop.trajectory_time(node.clock())
         if ctrl.trajectory is not None and now < ctrl.trajectory[0].end_time:
             raise Refused('a trajectory is running: call it when the arm is at rest')
         if _speed(ctrl) > AT_REST:
@@ -257,7 +257,7 @@ class PayloadService:
         node = self.node
         with node.lock:
             self._check(ctrl)
-            now = node._time(node.get_clock().now())
+            now = node.loop.trajectory_time(node.clock())
             names, times, *tables = self._move(ctrl, target, duration)
             ctrl.set_trajectory(names, times, *tables, start_time=now, now=now, q=ctrl.q,
                                 qd=ctrl.qd)
@@ -274,7 +274,7 @@ class PayloadService:
 
         def there():
             self._ours(ctrl, ours)
-            return (node._time(node.get_clock().now()) >= ours[0].end_time + SETTLE
+            return (node.loop.trajectory_time(node.clock()) >= ours[0].end_time + SETTLE
                     and _speed(ctrl) <= AT_REST)
         self._wait(ctrl, there, 'the arm did not come to rest at a pose of the sequence (held '
                                 'back, or touched?)', duration + 5.0)
@@ -293,7 +293,7 @@ class PayloadService:
         def at(t):
             def reached():
                 self._ours(ctrl, ours)
-                return node._time(node.get_clock().now()) >= t
+                return node.loop.trajectory_time(node.clock()) >= t
             return reached
         why = 'the arm did not follow the sweep (held back, or touched?)'
         self._wait(ctrl, at(a), why, pe.SWEEP_TIME + 5.0)
@@ -326,7 +326,7 @@ class PayloadService:
 
         def rested():
             nonlocal since
-            now = node._time(node.get_clock().now())
+            now = node.loop.trajectory_time(node.clock())
             if _speed(ctrl) > AT_REST:
                 since = None
             elif since is None:
@@ -400,7 +400,7 @@ class PayloadService:
             raise Refused('the model or the parameters changed during the estimate')
         if ctrl.reaction is not None:
             raise Refused('a collision was detected during the estimate (touched?)')
-        stale = node._stale(time.monotonic())
+        stale = node.loop.stale_joints(time.monotonic())
         if stale:
             raise Refused(f'joint_states of {stale} went stale during the estimate')
 
@@ -464,5 +464,5 @@ class PayloadService:
             if failed:
                 raise Refused(f'not applied: {failed[0]}')
             if last is not None and node.out is not None and len(last) == len(node.out.command):
-                node.bump = [last, None]        # the efforts fade into the new model's
+                node.loop.bump = [last, None]        # the efforts fade into the new model's
         return f'applied: payload.mass {m:.4g} kg on {fit.link}{kept}'

@@ -1,0 +1,121 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+What feedforward_node's parameter values mean, without ROS.
+
+Their checks, and the controller and observer built from them.
+
+``values`` is the dict of parameter values by name (the node's declarations name them); the
+functions raise ValueError or return the reason a set of values is refused.
+"""
+import numpy as np
+
+from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints
+from .observer import REACTIONS, MomentumObserver, per_joint
+from .task_space import PROJECTORS
+
+TORQUE_SOURCES = ('auto', 'measured', 'commanded')
+SCALINGS = ('off', 'reject', 'scale')
+
+
+def problem(v):
+    """Return why the values ``v`` are refused (None: they are fine)."""
+    if v['mode'] not in MODES:
+        return f'mode must be one of {MODES}, got "{v["mode"]}"'
+    if v['on_timeout'] not in TIMEOUT_BEHAVIOURS:
+        return f'on_timeout must be one of {TIMEOUT_BEHAVIOURS}, got "{v["on_timeout"]}"'
+    if not v['state_timeout'] > 0:
+        return f'state_timeout must be > 0, got {v["state_timeout"]}'
+    if not v['rate'] >= 0:
+        return f'rate must be >= 0, got {v["rate"]}'
+    if v['observer.torque_source'] not in TORQUE_SOURCES:
+        return (f'observer.torque_source must be one of {TORQUE_SOURCES}, got '
+                f'"{v["observer.torque_source"]}"')
+    if v['trajectory_scaling'] not in SCALINGS:
+        return f'trajectory_scaling must be one of {SCALINGS}, got "{v["trajectory_scaling"]}"'
+    for name in ('torques_every', 'external_torques_every'):
+        if not v[name] >= 0:
+            return f'{name} must be >= 0 (0: never), got {v[name]}'
+    if v['nullspace.projector'] not in PROJECTORS:
+        return (f'nullspace.projector must be one of {PROJECTORS}, got '
+                f'"{v["nullspace.projector"]}"')
+    if not v['task.target_timeout'] >= 0:
+        return f'task.target_timeout must be >= 0 (0: never), got {v["task.target_timeout"]}'
+    if v['collision.reaction'] not in REACTIONS:
+        return f'collision.reaction must be one of {REACTIONS}, got "{v["collision.reaction"]}"'
+    return None
+
+
+def payload(v):
+    """Return the payload the values describe (see ``controller.payload_model``)."""
+    return {'link': v['payload.link'], 'mass': v['payload.mass'], 'com': v['payload.com'],
+            'inertia': v['payload.inertia']}
+
+
+def task(v):
+    """Return the task-space settings the values describe (see ``Controller.set_task``)."""
+    return dict(frame=v['task.frame'], stiffness=v['task.stiffness'],
+                damping_ratio=v['task.damping_ratio'], min_damping=v['task.min_damping'],
+                max_error=v['task.max_error'], max_torque_rate=v['task.max_torque_rate'],
+                nullspace_stiffness=v['nullspace.stiffness'],
+                nullspace_damping_ratio=v['nullspace.damping_ratio'],
+                posture=v['nullspace.posture'], projector=v['nullspace.projector'])
+
+
+def controller(model, v):
+    """
+    Build a Controller for ``model`` and values ``v`` (ValueError: they do not fit it).
+
+    ``effort_limits.<joint>`` and ``default_positions.<joint>`` count where ``v`` has them.
+    """
+    joints = v['joints'] or default_joints(model)[0]
+    limits = {j: v[f'effort_limits.{j}'] for j in model.joint_names
+              if f'effort_limits.{j}' in v
+              and v[f'effort_limits.{j}'] != model.effort_limits[model.index(j)]}
+    defaults = {j: v[f'default_positions.{j}'] for j in model.joint_names
+                if f'default_positions.{j}' in v}
+    try:
+        return Controller(model, joints=joints, mode=v['mode'], kp=v['kp'], kd=v['kd'],
+                          hardware_compensates_gravity=v['hardware_compensates_gravity'],
+                          effort_limits=limits, default_positions=defaults, payload=payload(v),
+                          armature=v['armature'] or None,
+                          friction_compensation=v['friction_compensation'],
+                          damping=v['damping'] or None, friction=v['friction'] or None,
+                          friction_velocity_epsilon=v['friction_velocity_epsilon'],
+                          torque_offset=v['torque_offset'] or None, task=task(v))
+    except KeyError as e:
+        raise ValueError(str(e).strip('"')) from None
+
+
+def observer(ctrl, v, old=None):
+    """
+    Return (observer or None, collision thresholds, effort gains) for ``ctrl``'s model.
+
+    ``old``: the running observer, kept (with its state) when the model and gains are the same.
+    ValueError when the values do not fit the model.
+    """
+    n = ctrl.model.n
+    gain = per_joint(v['observer.gain'], n, 'observer.gain', allow_zero=False)
+    thresholds = per_joint(v['collision.thresholds'], n, 'collision.thresholds')
+    effort_gain = per_joint(v['effort_gain'], n, 'effort_gain', allow_zero=False)
+    if not v['observer.enabled']:
+        return None, thresholds, effort_gain
+    if old is not None and np.array_equal(old.model._model, ctrl.model._model) and \
+            np.array_equal(old.gain, gain):
+        old.max_interval = v['state_timeout']
+        return old, thresholds, effort_gain     # the same model and gains: keep its state
+    # across a gap longer than state_timeout (the torques changed unseen) r is held
+    return (MomentumObserver(ctrl.model, gain, max_interval=v['state_timeout']), thresholds,
+            effort_gain)

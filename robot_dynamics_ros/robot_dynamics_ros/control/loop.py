@@ -1,0 +1,681 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The feedforward controller's loop without ROS.
+
+Joint states, targets and time in; commands, estimates and events out.
+
+``ControlLoop`` holds every rule of feedforward_node between a message's contents and what goes
+out: joint states merged per joint, stale and missing joints (the ``on_timeout`` command), the
+time a trajectory is at, the observer's torque source and its gaps, collision detection and the
+reaction, the bumpless change of model, the task-space targets' stream and timeout, the
+bandwidth warning. It never reads a clock: every call takes ``now`` (monotonic seconds) and, where
+a trajectory is timed, ``clock`` (a callable returning the node's ROS time in seconds). It logs
+through ``log``: an object with ``warning(key, message, period)``, ``info(key, message,
+period)`` (throttled per key), ``error(message)`` and ``once(key, message, level)``.
+
+The node owns parameters, subscriptions, publishers, services and threads; it calls the loop
+with each message and publishes the ``Reply``.
+"""
+import collections
+import time
+
+import numpy as np
+
+from ..dynamics import gravity_torques
+from .observer import over_threshold
+from .task_space import TASK_MODES
+
+BUMPLESS = 0.2          # s over which the efforts move to a new model's (a description change)
+# A trajectory is sampled at the stamp of the joint state each command answers (what the arm did
+# then), not at this node's clock when the command is computed: with simulated time the clock
+# comes on /clock through another callback and can lag the states by tens of ms, then jump
+# (measured: 80 ms, steps of 150 N m on the 2R arm in lockstep). A stamp further than this from
+# the clock is of another time base (a driver on the system clock, a node on simulated time):
+# the clock is taken then, with a warning.
+STAMP_TOLERANCE = 0.5   # s
+# A task stiffness K on an axis of task-space inertia Lambda has the natural frequency
+# w = sqrt(K / Lambda); with the loop's period T (joint_states to command, and the delay that
+# comes with it) a w T above this is worth a warning: the critically damped loop's damping gain
+# 2 w acts a period late (the issue's case: a bare URDF wrist, 0.001 kg m^2 at 30 N m/rad, w T
+# = 0.17-0.35 at 1-2 ms, oscillated).
+BANDWIDTH_LIMIT = 0.1
+# joint_states without a model for this long (s) is worth a warning; a healthy launch gets its
+# description a little after the first joint_states (DDS matching), up to ~2.9 s measured
+NO_MODEL_GRACE = 3.0
+
+
+class Reply:
+    """
+    What one turn of the loop asks the node to publish (None: nothing of that kind).
+
+    ``command``: the efforts (commanded-joint order); ``desired``: (q_d, qd_d, qdd_d) of the
+    trajectory in model order, or None; ``answers_state``: the outputs are stamped with the
+    joint state they answer (else the node's clock); ``estimate``: the observer ran (its
+    external torques are ``loop.estimate``), to be published when ``publish_estimate``;
+    ``collision``: (joint indices, external torques, thresholds, reaction) of a new collision;
+    ``pose``: the task frame's 4x4 pose at that state.
+    """
+
+    __slots__ = ('command', 'desired', 'answers_state', 'estimate', 'publish_estimate',
+                 'collision', 'pose')
+
+    def __init__(self):
+        self.clear()
+
+    def clear(self):
+        self.command = self.desired = self.collision = self.pose = None
+        self.answers_state = self.estimate = self.publish_estimate = False
+        return self
+
+
+class ControlLoop:
+    """The rules of feedforward_node, from a message's contents and the time to the outputs."""
+
+    def __init__(self, log):
+        self.log = log
+        self.ctrl = self.observer = self.thresholds = self.effort_gain = None
+        self.values = {}
+        self.observer_ready = False       # the observer's kernel is loaded (see the node)
+        self.watched = False              # any collision threshold > 0
+        self.collided = self.armed = False
+        self.bump = None                  # [offset, start] while a model change fades in
+        self.stamp = 0.0                  # the latest commanded-joint state's stamp (0: none)
+        self.reported_stale = None        # the stale (or missing) commanded joints reported
+        self.gaps = collections.deque(maxlen=20)   # recent intervals between commanded states
+        self.last_update = None
+        self.no_model_since = None        # when joint_states first came without a model
+        self.model_time = None
+        self.target_time = None           # monotonic time of the last target pose or twist
+        self.target_streaming = False     # targets coming within task.target_timeout
+        self.observed = None              # the time of the observer's last sample
+        self.efforts = self.effort_seen = self.motor = self.estimate = None     # model order
+        self.command = None               # the last command sent (commanded-joint order)
+        self.commands = self.estimates = 0
+        self.reply = Reply()
+        self._defaults_noted = False
+
+    # ---- configuration -----------------------------------------------------------------------
+    def use_model(self, ctrl, observer, thresholds, effort_gain, values, now):
+        """
+        Run ``ctrl`` (a new robot description): state and motion carried over, bumpless.
+
+        The arm is where it is, and what it was doing goes on where the new model has its
+        joints; the efforts move from the old model's to the new one's over BUMPLESS seconds.
+        """
+        old, n = self.ctrl, ctrl.base_model.n
+        if old is not None:
+            if ctrl.joints == old.joints and self.commands:
+                self.bump = [self.command.copy(), None]
+            ctrl.take_state(old)
+            ctrl.take_task(old)
+            dropped = ctrl.take_motion(old)
+            if dropped:
+                self.log.warning('dropped', f'the running trajectory is dropped: {dropped}; '
+                                            f'holding position', 0.0)
+            elif ctrl.trajectory is not None:
+                self.log.info('goes on', 'the running trajectory goes on with the new model',
+                              0.0)
+        self.ctrl, self.values = ctrl, values
+        self._set_observer(observer, thresholds, effort_gain)
+        self.collided = self.armed = False
+        self.efforts, self.effort_seen = np.zeros(n), np.zeros(n, dtype=bool)
+        self._observed_tau = np.zeros((2, n))      # the observer's torques, friction
+        self.motor, self.estimate = np.zeros(n), np.zeros(n)
+        self.command = np.zeros(len(ctrl.joints))
+        self.reported_stale, self.last_update = None, None
+        self.gaps.clear()
+        self.model_time = now
+        self._defaults_noted = False
+        self.commands = self.estimates = 0         # torques_every counts anew per controller
+
+    def use_parameters(self, ctrl, observer, thresholds, effort_gain, values, target_topic):
+        """
+        Run ``ctrl`` (new parameters, the same model): state, reaction and motion carried over.
+
+        A joint trajectory goes on when the commanded joints stay and the mode stays a joint
+        mode; entering a task mode targets the frame's pose now.
+        """
+        old = self.ctrl
+        if old is not None:
+            ctrl.take_state(old)
+            ctrl.reaction, ctrl.reaction_q = old.reaction, old.reaction_q
+            if ctrl.joints == old.joints and ctrl.mode not in TASK_MODES:
+                ctrl.trajectory = old.trajectory
+                if ctrl.mode == old.mode:
+                    ctrl.hold = old.hold
+            elif old.trajectory is not None:
+                self.log.info('mode', f'mode {ctrl.mode}: the running trajectory is dropped; '
+                                      f'the task target is the frame\'s pose now', 0.0)
+            ctrl.take_task(old)
+            if ctrl.mode in TASK_MODES and ctrl.mode != old.mode:
+                self.log.info('mode', f'mode {ctrl.mode}: frame {ctrl.task["frame"]}, target '
+                                      f'its pose now; targets on {target_topic}', 0.0)
+        self.ctrl, self.values = ctrl, values
+        self._set_observer(observer, thresholds, effort_gain)
+        if len(self.command) != len(ctrl.joints):
+            self.command = np.zeros(len(ctrl.joints))
+        self.commands = self.estimates = 0         # torques_every counts anew per controller
+
+    def _set_observer(self, observer, thresholds, effort_gain):
+        self.observer, self.thresholds, self.effort_gain = observer, thresholds, effort_gain
+        self.watched = bool((thresholds > 0).any())
+
+    # ---- joint states ------------------------------------------------------------------------
+    def joint_states(self, names, positions, velocities, efforts, stamp, now, clock):
+        """
+        Take one joint_states message; return the Reply (None: nothing to publish).
+
+        ``stamp``: its header stamp in seconds (0: unstamped); ``now``: monotonic seconds;
+        ``clock``: a callable returning the node's ROS time (s), read only when needed.
+        """
+        ctrl = self.ctrl
+        if ctrl is None:
+            if self.no_model_since is None:
+                self.no_model_since = now
+            elif now - self.no_model_since >= NO_MODEL_GRACE:
+                self.log.once('no-model', f'joint_states have arrived for {NO_MODEL_GRACE:g} s '
+                                          f'but there is no valid robot_description yet: '
+                                          f'publishing nothing')
+            return None
+        try:
+            n_model, n_cmd = ctrl.update_state(names, positions, velocities, now)
+        except ValueError as e:
+            self.log.warning(('state', str(e).split(' ')[0]), f'rejected joint_states: {e}')
+            return None
+        if n_model == 0:
+            self.log.warning('foreign', f'joint_states names none of the model\'s joints '
+                                        f'({list(names)[:4]}...): ignored')
+            return None
+        if self.observer is not None and len(efforts) == len(names):
+            self._take_efforts(names, efforts)
+        if n_cmd == 0:
+            return None         # e.g. a gripper's own stream: state updated, no command of its own
+        if self.last_update is not None:
+            self.gaps.append(now - self.last_update)
+        self.last_update = now
+        self.stamp = stamp
+        reply = self.reply.clear()
+        if self.observer is not None and self.observer_ready and not ctrl.missing_joints():
+            # before the command (what acted up to this state is the last one sent): run after
+            # it, the estimate competes for the CPU with the driver reading the command
+            self._observe(stamp or clock(), reply)
+        if self.values['rate'] == 0:
+            self._command(now, clock, reply)
+        return reply
+
+    def _take_efforts(self, names, efforts):
+        model_idx, msg_idx = self.ctrl.state_map(names)
+        effort = np.asarray(efforts, dtype=float)[msg_idx]
+        ok = np.isfinite(effort)
+        self.efforts[model_idx[ok]] = effort[ok]
+        self.effort_seen[model_idx[ok]] = True
+
+    # ---- the observer and collisions ---------------------------------------------------------
+    def _observe(self, t, reply):
+        """
+        Update the external-torque estimate with the state at ``t`` (s); detect collisions.
+
+        The torques that acted up to this state: the measured efforts (times effort_gain) or
+        the last command (``self.motor``), less the joints' friction and offset as modelled. A
+        reaction acts from the next command on.
+        """
+        ctrl, v = self.ctrl, self.values
+        source = v['observer.torque_source']
+        measured = self.effort_seen.all()
+        if source == 'measured' and not measured:
+            missing = [j for j, seen in zip(ctrl.base_model.joint_names, self.effort_seen)
+                       if not seen]
+            self.log.warning('effort', f'observer.torque_source is measured but joint_states '
+                                       f'carry no effort for {missing}: no estimate')
+            return
+        # what moves the arm: the drives' torques less the joints' friction and offset as
+        # modelled (identified: what an effort reads beyond the rigid-body torques)
+        tau, friction = self._observed_tau
+        if source == 'measured' or (source == 'auto' and measured):
+            np.multiply(self.efforts, self.effort_gain, out=tau)
+        else:
+            tau[:] = self.motor
+        tau -= ctrl.model_friction(ctrl.qd, out=friction)
+        skipped = self.observer.skipped
+        r = self.observer.update(ctrl.q, ctrl.qd, tau, t)
+        if self.observer.skipped > skipped:
+            gap = (t - (self.observed or t)) * 1e3
+            what = (f'joint_states interval of {gap:.1f} ms, far above the recent ones' if gap > 0
+                    else f'joint_states stamped {-gap:.1f} ms before the previous ones')
+            self.log.info('observer gap', f'observer: {what}: estimate held over it '
+                                          f'({self.observer.skipped} so far)', 30.0)
+        self.observed = t
+        self.estimate[:] = r
+        self.estimates += 1
+        every = v['external_torques_every']
+        reply.estimate = True
+        reply.publish_estimate = bool(every and not self.estimates % every)
+        # detection is armed once the estimate has settled (5 / K_O of samples since it started)
+        # under the thresholds: what held the arm until then (brakes, drives the commands do not
+        # reach yet) shows as external torques and must not count as a collision
+        over = self._detected(r) if self.watched else ()
+        if len(over) and not self.collided:
+            self.collided = True
+            reaction = v['collision.reaction']
+            reply.collision = (over, r[over].copy(), self.thresholds[over].copy(), reaction)
+            if reaction != 'none':
+                ctrl.react(reaction, ctrl.q)
+            names = [ctrl.base_model.joint_names[i] for i in over]
+            self.log.error(f'collision: external torques {np.round(r[over], 3).tolist()} N m on '
+                           f'{names} over the thresholds {self.thresholds[over].tolist()}; '
+                           f'reaction {reaction}' +
+                           (' until ~/reset_collision' if reaction != 'none' else ''))
+
+    def _detected(self, r):
+        """Arm or disarm collision detection; return the joints over threshold that count."""
+        if not self.observer.settled():
+            self.armed = False
+            return ()
+        over = over_threshold(r, self.thresholds)
+        if self.armed:
+            return over
+        if len(over):
+            names = [self.ctrl.base_model.joint_names[i] for i in over]
+            self.log.warning('not armed', f'collision detection not armed yet: external '
+                                          f'torques {np.round(r[over], 2).tolist()} N m on '
+                                          f'{names} over the thresholds since the estimate '
+                                          f'started (brakes on? commands not reaching the '
+                                          f'drives?); it arms once they are under')
+            return ()
+        self.armed = True
+        self.log.info('armed', 'collision detection armed: the external torque estimate has '
+                               'settled under the thresholds', 0.0)
+        return ()
+
+    def reset_collision(self):
+        """End the reaction to a collision; return (success, message)."""
+        ctrl = self.ctrl
+        if ctrl is None:
+            return False, 'no robot_description yet'
+        was = ctrl.reaction
+        ctrl.clear_reaction()
+        self.collided = False
+        message = ('collision reaction ended' if was else 'no collision reaction was '
+                   'active') + ('; collision detection armed' if self.armed else
+                                '; collision detection arms once the estimate has '
+                                'settled under the thresholds')
+        self.log.info('reset', message, 0.0)
+        return True, message
+
+    # ---- commands ----------------------------------------------------------------------------
+    def _command(self, now, clock, reply):
+        """Compute the command for the latest state into ``reply`` (or the on_timeout one)."""
+        if self._timeout_if_stale(now, reply):
+            return
+        ctrl = self.ctrl
+        # ROS time: for the trajectory, and the stamp when the state has none (or rate > 0)
+        stamped = self.values['rate'] == 0 and self.stamp != 0.0
+        t = self.trajectory_time(clock()) if (ctrl.trajectory is not None or not stamped) else 0.0
+        des = ctrl.desired(t, ctrl.q) if ctrl.mode not in TASK_MODES else None
+        at = self.stamp if stamped else now        # the state's time: the task modes' rate limit
+        if ctrl.mode in TASK_MODES:
+            self._target_timeout(now)
+        tau, clamped = ctrl.command(ctrl.q, ctrl.qd, t, des, at)
+        if self.bump is not None:
+            tau = self._bumpless(tau, now)
+        if clamped.any():
+            names = [j for j, c in zip(ctrl.joints, clamped) if c]
+            self.log.warning('clamp', f'effort clamped to the limits on {names}')
+        self._sent(tau, reply)
+        reply.desired = des
+        reply.answers_state = stamped
+        if ctrl.mode in TASK_MODES and ctrl.reaction is None:
+            reply.pose = ctrl.law.pose
+
+    def rate_tick(self, now, clock):
+        """Run the rate timer (rate > 0): a command for the latest state; the Reply (or None)."""
+        if self.ctrl is None:
+            return None
+        reply = self.reply.clear()
+        self._command(now, clock, reply)
+        return reply
+
+    def _sent(self, tau, reply):
+        """Note ``tau`` as the command going out (the observer's commanded torques)."""
+        ctrl = self.ctrl
+        self.command[:] = tau
+        self.commands += 1
+        reply.command = self.command
+        if self.observer is not None and self.values['observer.torque_source'] != 'measured':
+            # what the drives apply until the next command: the observer's commanded torques
+            self.motor[:] = 0.0
+            self.motor[ctrl.cmd] = tau
+            if ctrl.hardware_compensates_gravity:
+                self.motor += gravity_torques(ctrl.model, ctrl.q)
+
+    def trajectory_time(self, clock):
+        """
+        Return the time (s) a trajectory is at: the latest joint state's stamp, else ``clock``.
+
+        The stamp when commanding on every joint state (rate 0) and it lies within
+        STAMP_TOLERANCE of the clock; else the clock (with a warning when the stamp is off).
+        """
+        if self.values['rate'] != 0 or self.stamp == 0.0:
+            return clock
+        if abs(self.stamp - clock) <= STAMP_TOLERANCE:
+            return self.stamp
+        self.log.warning('time base', f'joint_states stamps are {self.stamp - clock:+.3f} s from '
+                                      f'this node\'s clock (use_sim_time?): timing the '
+                                      f'trajectory by the clock')
+        return clock
+
+    def _bumpless(self, tau, now):
+        """
+        After a model change: the last effort of the old model, fading into the new one's.
+
+        The first command after the change repeats the old model's last one; the difference
+        between the two decays linearly to zero over BUMPLESS seconds (bumpless transfer).
+        """
+        if self.bump[1] is None:
+            self.bump = [self.bump[0] - tau, now]       # the step the change would make
+        s = (now - self.bump[1]) / BUMPLESS
+        if s >= 1.0:
+            self.bump = None
+            return tau
+        limits = self.ctrl.limits
+        return np.clip(tau + self.bump[0] * (1.0 - s), -limits, limits)
+
+    # ---- joint trajectories ------------------------------------------------------------------
+    def trajectory(self, tables, points, stamp, clock, target_topic):
+        """
+        Take a joint trajectory message; True when it runs (else it logged why not).
+
+        ``tables``: a callable returning (names, times, positions, velocities, accelerations)
+        (ValueError: malformed); ``points``: how many it has (0: stop and hold); ``stamp``: its
+        header stamp (s; 0: start now); ``target_topic``: where the task modes take targets.
+        """
+        ctrl, log = self.ctrl, self.log
+        if ctrl is not None and not points:
+            ctrl.trajectory = None
+            ctrl.hold = None
+            log.info('empty', 'empty trajectory: stopping the current one and holding position',
+                     0.0)
+            return False
+        if ctrl is not None and ctrl.mode in TASK_MODES:
+            log.error(f'rejected trajectory: mode {ctrl.mode} follows {target_topic}, not joint '
+                      f'trajectories (set mode to computed_torque or feedforward for those)')
+            return False
+        if ctrl is None or ctrl.missing_joints():
+            log.error('rejected trajectory: ' + (
+                'no robot_description yet' if ctrl is None
+                else f'no joint_states yet for {ctrl.missing_joints()}'))
+            return False
+        now = self.trajectory_time(clock())       # where the arm is in time
+        start = now if stamp == 0 else stamp
+        try:
+            names, times, *rest = self._scaled(tables())
+            traj = ctrl.set_trajectory(names, times, *rest, start_time=start, now=now, q=ctrl.q,
+                                       qd=ctrl.qd)
+        except ValueError as e:
+            log.error(f'rejected trajectory: {e}; keeping the previous behaviour')
+            return False
+        log.info('accepted', f'trajectory accepted: {len(times)} points ({traj.kind}) for '
+                             f'{list(traj.joint_names)}, ends in {traj.end_time - now:.2f} s', 0.0)
+        return True
+
+    def _scaled(self, tables):
+        """
+        Apply trajectory_scaling to a trajectory arriving now (ValueError: refused).
+
+        Returns the tables to run, stretched when needed.
+        """
+        mode, ctrl = self.values['trajectory_scaling'], self.ctrl
+        if mode == 'off':
+            return tables
+        t0 = time.perf_counter()
+        result = ctrl.check_trajectory(*tables, q=ctrl.q, qd=ctrl.qd)
+        took = (time.perf_counter() - t0) * 1e3
+        k = result.min_time_scale
+        if result.feasible:
+            self.log.info('check', f'trajectory check ({took:.1f} ms): {result.message()}', 0.0)
+            return tables
+        if mode == 'reject' or not np.isfinite(k):
+            raise ValueError(f'{result.message()} (trajectory_scaling {mode})')
+        names, times, positions, velocities, accelerations = tables
+        stretched = (names, [x * k for x in times], positions,
+                     None if velocities is None else (np.asarray(velocities) / k).tolist(),
+                     None if accelerations is None else
+                     (np.asarray(accelerations) / k**2).tolist())
+        self.log.warning('stretched',
+                         f'trajectory stretched by k* = {k:.4g} to {times[-1] * k:.3f} s (was '
+                         f'{times[-1]:.3f} s): the {result.limiting_kind} limit of '
+                         f'{result.limiting_joint} at t = {result.limiting_time:.3f} s (check '
+                         f'{took:.1f} ms)', 0.0)
+        return stretched
+
+    def check(self, tables, start, period):
+        """
+        ~/check_trajectory: the feasibility of a trajectory from a start (ValueError: refused).
+
+        ``start``: (names, positions, velocities) of the start state (velocities may be
+        empty). The start is start's joints where it names them, else the first point (the
+        trajectory's joints) or the latest joint_states / default_positions (the others).
+        """
+        ctrl = self.ctrl
+        names, times, positions, velocities, accelerations = tables
+        if not times:
+            raise ValueError('the trajectory has no point')
+        model = ctrl.base_model
+        q, qd = ctrl.q.copy(), np.zeros(model.n)
+        for j, name in enumerate(names):
+            if name in model._index:
+                q[model.index(name)] = positions[0][j] if len(positions[0]) > j else 0.0
+                if velocities is not None and len(velocities[0]) > j:
+                    qd[model.index(name)] = velocities[0][j]
+        s_names, s_positions, s_velocities = start
+        if len(s_positions) != len(s_names) or len(s_velocities) not in (0, len(s_names)):
+            raise ValueError(f'start_state has {len(s_names)} names, {len(s_positions)} '
+                             f'positions and {len(s_velocities)} velocities')
+        for k, name in enumerate(s_names):
+            if name not in model._index:
+                raise ValueError(f'start_state names unknown joint {name}')
+            v = s_velocities[k] if len(s_velocities) else 0.0
+            if not (np.isfinite(s_positions[k]) and np.isfinite(v)):
+                raise ValueError(f'start_state of {name} is not finite')
+            q[model.index(name)] = s_positions[k]
+            qd[model.index(name)] = v
+        return ctrl.check_trajectory(names, times, positions, velocities, accelerations, q=q,
+                                     qd=qd, sample_period=period)
+
+    # ---- stale state -------------------------------------------------------------------------
+    def _timeout_if_stale(self, now, reply):
+        """
+        Put the on_timeout command in ``reply`` when commanded joints are missing or stale.
+
+        On_timeout gravity uses the last known q (none before any joint was received).
+        """
+        if not self.stale_joints(now):
+            return False
+        ctrl = self.ctrl
+        q = ctrl.q if ctrl.received.any() else None
+        self._sent(ctrl.timeout_command(self.values['on_timeout'], q), reply)
+        return True
+
+    def stale_joints(self, now):
+        """Commanded joints that are missing or stale now (empty when fresh); logs changes."""
+        ctrl, v = self.ctrl, self.values
+        missing = ctrl.missing_joints()
+        timeout = v['state_timeout']
+        if missing:
+            if now - self.model_time > timeout:     # not the first few ms of two streams
+                self.log.once(('missing', ctrl.base_model.name),
+                              f'no joint_states yet for {missing}: commanding '
+                              f'{v["on_timeout"]} torque until every commanded joint has been '
+                              f'received once', 'info')
+            return missing
+        stale = ctrl.stale_joints(now, timeout)
+        if stale and self.reported_stale != stale:
+            age = now - ctrl.updated[[ctrl.base_model.index(j) for j in stale]].max()
+            self.log.warning(('stale', tuple(stale)),
+                             f'joint_states of {stale} are {age:.3f} s old (state_timeout '
+                             f'{timeout} s): commanding {v["on_timeout"]} torque')
+            self._slow_warning(timeout)
+        elif not stale and self.reported_stale:
+            self.log.info('back', 'joint_states are back: commanding again')
+        self.reported_stale = stale
+        return stale
+
+    def _slow_warning(self, timeout):
+        """joint_states that arrive slower than 1/state_timeout go stale between messages."""
+        if len(self.gaps) < 5:
+            return
+        gap = float(np.median(self.gaps))
+        if gap > timeout:
+            self.log.warning(
+                'slow', f'joint_states arrive at {1 / gap:.1f} Hz (every {gap * 1e3:.0f} ms), '
+                        f'slower than 1/state_timeout = {1 / timeout:.1f} Hz: the state goes '
+                        f'stale between messages; raise the state_timeout parameter above '
+                        f'{2 * gap:.2f} s or publish joint_states faster', 30.0)
+
+    def watchdog(self, now):
+        """
+        Run the watchdog timer: the on_timeout command when the state is stale (Reply, or None).
+
+        Also notes once per model the joints no joint_states names (they stay at
+        default_positions), and in the task modes times out a silent target stream and checks
+        the loop's bandwidth.
+        """
+        ctrl = self.ctrl
+        if ctrl is None:
+            return None
+        if not self._defaults_noted and ctrl.received.any() and \
+                now - self.model_time > self.values['state_timeout']:
+            unseen = [j for j, seen in zip(ctrl.base_model.joint_names, ctrl.received)
+                      if not seen and j not in ctrl.joints]     # missing commanded: stale_joints
+            if unseen:
+                defaults = [float(ctrl.default_q[ctrl.base_model.index(j)]) for j in unseen]
+                self.log.info('defaults', f'no joint_states for {unseen}: they stay at '
+                                          f'default_positions {defaults}', 0.0)
+            self._defaults_noted = True      # checked once per model
+        reply = self.reply.clear()
+        if self._timeout_if_stale(now, reply):
+            return reply
+        if ctrl.mode in TASK_MODES:
+            self._target_timeout(now)
+            self._bandwidth()
+        return None
+
+    # ---- task-space targets ------------------------------------------------------------------
+    def target_accepted(self, topic, frame):
+        """Whether a target message on ``~/<topic>`` in ``frame`` can be taken now (else logs)."""
+        ctrl = self.ctrl
+        if ctrl is None:
+            self.log.warning(('target', topic), f'ignored ~/{topic}: no robot_description yet')
+            return False
+        if ctrl.mode not in TASK_MODES:
+            self.log.warning(('target', topic), f'ignored ~/{topic}: mode {ctrl.mode} takes '
+                                                f'joint trajectories; targets need mode '
+                                                f'cartesian_impedance or operational_space')
+            return False
+        if frame not in ('', ctrl.base_model.root_link):
+            self.log.warning(('target frame', topic, frame),
+                             f'refused ~/{topic} in frame "{frame}": targets are in the root '
+                             f'link "{ctrl.base_model.root_link}" (or an empty frame_id)')
+            return False
+        if ctrl.missing_joints():
+            self.log.warning(('target', topic), f'ignored ~/{topic}: no joint_states yet for '
+                                                f'{ctrl.missing_joints()}')
+            return False
+        return True
+
+    def target_pose(self, position, orientation, now):
+        """Take a target pose (root link frame, quaternion x y z w); False when refused."""
+        ctrl = self.ctrl
+        try:
+            norm = ctrl.set_task_pose(position, orientation)
+        except ValueError as e:
+            self.log.warning(('target value', str(e)[:24]), f'refused ~/target_pose: {e}; '
+                                                            f'keeping the previous target')
+            return False
+        if abs(norm - 1.0) > 1e-3:
+            self.log.warning('quaternion', f'~/target_pose: quaternion of norm {norm:.4g} '
+                                           f'normalised')
+        far = np.linalg.norm(ctrl.task_pose()[:3, 3] - ctrl.task_target[0])
+        if far > ctrl.task['max_error'][0]:
+            self.log.info('far', f'~/target_pose is {far:.3f} m away: the error is clipped to '
+                                 f'task.max_error {ctrl.task["max_error"][0]} m')
+        self._target_arrived(now)
+        return True
+
+    def target_twist(self, twist, now):
+        """Take a target twist (v, w in root axes); False when refused."""
+        try:
+            self.ctrl.set_task_twist(twist, now)
+        except ValueError as e:
+            self.log.warning('twist value', f'refused ~/target_twist: {e}')
+            return False
+        self._target_arrived(now, twist=True)
+        return True
+
+    def target_wrench(self, wrench):
+        """Take a target wrench (force, torque in root axes); False when refused."""
+        try:
+            self.ctrl.set_task_wrench(wrench)
+        except ValueError as e:
+            self.log.warning('wrench value', f'refused ~/target_wrench: {e}')
+            return False
+        return True
+
+    def _target_arrived(self, now, twist=False):
+        """
+        Note a target's arrival: poses coming within task.target_timeout are a stream.
+
+        A twist is a stream by itself: a velocity holds until the next one, so a lone twist (or
+        the last of a stream whose messages came late) times out too (before, a twist after a
+        silence set a target velocity that never expired: the hand stood 9.5 mm off its target,
+        damping against it, seen in CI under load).
+        """
+        timeout = self.values['task.target_timeout']
+        self.target_streaming = twist or (self.target_time is not None and
+                                          now - self.target_time <= timeout)
+        self.target_time = now
+
+    def _target_timeout(self, now):
+        """Hold the target when its stream was silent for task.target_timeout (one warning)."""
+        timeout = self.values['task.target_timeout']
+        if not (timeout and self.target_streaming and now - self.target_time > timeout):
+            return
+        self.target_streaming = False
+        self.ctrl.hold_task_target()
+        self.log.warning('target stopped', f'the target stream stopped '
+                                           f'({now - self.target_time:.2f} s without '
+                                           f'~/target_pose or ~/target_twist, '
+                                           f'task.target_timeout {timeout} s): holding the '
+                                           f'target at its last pose', 0.0)
+
+    def _bandwidth(self):
+        """Warn when the task stiffness asks a bandwidth the loop's period cannot hold."""
+        law = self.ctrl.law
+        if law is None or len(self.gaps) < 5:
+            return
+        period = float(np.median(self.gaps))
+        lam = np.maximum(np.diag(law.lambda_), 1e-12)
+        w = np.sqrt(law.stiffness / lam)
+        axis = int(np.argmax(w))
+        if w[axis] * period > BANDWIDTH_LIMIT:
+            names = ('x', 'y', 'z', 'rotation x', 'rotation y', 'rotation z')
+            self.log.warning(
+                'bandwidth', f'task.stiffness {law.stiffness[axis]:g} on {names[axis]} with a '
+                f'task-space inertia of {lam[axis]:.3g} ({"kg" if axis < 3 else "kg m^2"}) is a '
+                f'natural frequency of {w[axis]:.0f} rad/s: {w[axis] * period:.2f} rad per '
+                f'loop period ({period * 1e3:.1f} ms), above {BANDWIDTH_LIMIT}: the loop may '
+                f'oscillate; lower the stiffness, or set armature (the rotor inertia) if the '
+                f'URDF lacks it', 30.0)

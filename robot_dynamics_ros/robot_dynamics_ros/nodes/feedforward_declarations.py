@@ -1,0 +1,181 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+feedforward_node's declarations: its parameters, topics and services.
+
+The one source of each parameter's name, default and description: the node declares from it,
+and ``--help``, the docs and the README's tables are rendered from it.
+"""
+from ..control import MODES, PROJECTORS, TASK_DEFAULTS, TIMEOUT_BEHAVIOURS
+from .common import FILE_PARAMETERS
+
+# name: (kind, default, description, read_only). Also per model joint, declared once the model is
+# known: default_positions.<joint> (float) and effort_limits.<joint> (float, the URDF's limit).
+PARAMETERS = {
+    'robot_description': (str, '', 'URDF, used when the robot_description topic has none', False),
+    'urdf_file': (str, '', 'URDF or .xacro file to take the description from instead of the '
+                           'robot_description topic (which is then not read) and parameter', True),
+    **FILE_PARAMETERS,
+    'mode': (str, 'gravity', f'one of {", ".join(MODES)}', False),
+    'joints': ('str[]', [], 'commanded joints, the order of the command array (empty: the '
+                            'effort joints of the <ros2_control> blocks, else every movable '
+                            'joint in model order)', True),
+    'kp': ('float[]', [100.0], 'computed_torque position gains: one for all or one per joint',
+           False),
+    'kd': ('float[]', [20.0], 'computed_torque velocity gains: one for all or one per joint',
+           False),
+    'hardware_compensates_gravity': (bool, False, 'subtract g(q) from the output', False),
+    'state_timeout': (float, 0.1, 'joint_states older than this (s) trigger on_timeout', False),
+    'on_timeout': (str, 'zero', f'what to command on stale joint_states: '
+                                f'{", ".join(TIMEOUT_BEHAVIOURS)}', False),
+    'rate': (float, 0.0, 'command rate in Hz; 0: on every joint_states message', True),
+    'payload.link': (str, '', 'link carrying the payload (empty: none)', False),
+    'payload.mass': (float, 0.0, 'payload mass (kg)', False),
+    'payload.com': ('float[]', [0.0, 0.0, 0.0], 'payload centre of mass in the link frame (m)',
+                    False),
+    'payload.inertia': ('float[]', [0.0] * 6, 'payload inertia about its CoM: ixx ixy ixz iyy '
+                                              'iyz izz (kg m^2)', False),
+    'friction_compensation': (float, 0.0, 'share (0..1) of the joint friction added to the '
+                                          'output: b qd + fc tanh(qd / '
+                                          'friction_velocity_epsilon) + torque_offset, on the '
+                                          'desired velocity along a trajectory, else the '
+                                          'measured one', False),
+    'friction_velocity_epsilon': (float, 0.01, 'velocity scale of the smooth Coulomb sign (rad/s '
+                                               'or m/s)', False),
+    'damping': ('float[]', [], 'viscous friction b per model joint for the compensation (one for '
+                               'all or one per joint; empty: the URDF <dynamics damping>)', False),
+    'friction': ('float[]', [], 'Coulomb friction fc per model joint for the compensation (one '
+                                'for all or one per joint; empty: the URDF <dynamics friction>)',
+                 False),
+    'torque_offset': ('float[]', [], 'torque offset fo per model joint, any sign (one for all or '
+                                     'one per joint; empty: zero): a torque sensor\'s bias, or '
+                                     'with fc a friction that differs with the direction (fc + fo '
+                                     'forwards, fc - fo backwards), as identification finds',
+                      False),
+    'effort_gain': ('float[]', [1.0], 'torque per unit of the joint_states effort (one for all or '
+                                      'one per model joint, > 0): 1 for efforts in N m; for a '
+                                      'driver that reports motor current, the N m per A that '
+                                      'identification with effort units current found',
+                    False),
+    'observer.enabled': (bool, True, 'estimate the external joint torques with the '
+                                     'generalized-momentum observer, on ~/external_torques',
+                         False),
+    'observer.gain': ('float[]', [50.0], 'observer gain K_O (1/s; one for all or one per model '
+                                         'joint): the estimate follows the external torques '
+                                         'with time constant 1/K_O', False),
+    'observer.torque_source': (str, 'auto', 'the motor torques the observer takes: measured (the '
+                                            'effort field of joint_states), commanded (what this '
+                                            'node last sent, plus g(q) with '
+                                            'hardware_compensates_gravity) or auto (measured '
+                                            'when every model joint has an effort, else '
+                                            'commanded)', False),
+    'collision.thresholds': ('float[]', [0.0], 'a collision when an estimated external torque '
+                                               'exceeds its threshold (N m; one for all or one '
+                                               'per model joint; 0: not watched)', False),
+    'collision.reaction': (str, 'hold', 'on a collision: none, hold (computed-torque hold of the '
+                                        'pose at detection, trajectory dropped) or float '
+                                        '(gravity compensation only); until ~/reset_collision',
+                           False),
+    'trajectory_scaling': (str, 'off', 'what to do with a trajectory the arm cannot manage (a '
+                                       'torque or velocity over its limit, as ~/check_trajectory '
+                                       'finds): off (run it), reject (refuse it) or scale '
+                                       '(stretch every time_from_start by k*, the smallest '
+                                       'factor that fits)', False),
+    'torques_every': (int, 1, 'publish ~/torques with every N-th command (0: never); a monitor '
+                              'only, the commands go out either way', False),
+    'external_torques_every': (int, 1, 'publish ~/external_torques with every N-th estimate (0: '
+                                       'never); the observer and collision detection run on '
+                                       'every state either way', False),
+    'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
+                                'diagonal: one for all or one per model joint (kg m^2; kg for '
+                                'prismatic joints; empty: none)', True),
+    'task.frame': (str, TASK_DEFAULTS['frame'], 'the link the task modes control (empty: the '
+                                                'child link of the deepest revolute commanded '
+                                                'joint)', False),
+    'task.stiffness': ('float[]', list(TASK_DEFAULTS['stiffness']),
+                       'task-space stiffness K: x y z (N/m), then about x y z (N m/rad), root '
+                       'axes; 0 on every axis: hand guiding; a change ramps over 0.5 s', False),
+    'task.damping_ratio': ('float[]', list(TASK_DEFAULTS['damping_ratio']),
+                           'damping ratio per axis (1 or 6 values; 1: critical): D = 2 zeta '
+                           'sqrt(K Lambda_ii)', False),
+    'task.min_damping': ('float[]', list(TASK_DEFAULTS['min_damping']),
+                         'the least task-space damping (1 or 6 values: N s/m x3, N m s/rad x3): '
+                         'with zero stiffness (hand guiding) the ratio gives none', False),
+    'task.max_error': ('float[]', list(TASK_DEFAULTS['max_error']),
+                       'the pose error is clipped to this (m, rad): a far target asks at most K '
+                       'max_error', False),
+    'task.max_torque_rate': ('float[]', list(TASK_DEFAULTS['max_torque_rate']),
+                             'in the task modes each commanded effort changes by at most this '
+                             '(N m/s; one for all or one per commanded joint)', False),
+    'task.target_timeout': (float, 0.5, 'a ~/target_twist stream silent for this long (s) is '
+                                        'taken as stopped: the target holds its last pose (0: '
+                                        'never)', False),
+    'nullspace.stiffness': ('float[]', list(TASK_DEFAULTS['nullspace_stiffness']),
+                            'stiffness towards the posture in the task modes (N m/rad; one for '
+                            'all or one per commanded joint)', False),
+    'nullspace.damping_ratio': ('float[]', list(TASK_DEFAULTS['nullspace_damping_ratio']),
+                                'damping ratio of the nullspace posture (one or one per '
+                                'commanded joint)', False),
+    'nullspace.posture': ('float[]', list(TASK_DEFAULTS['posture']),
+                          'joint positions the nullspace holds, in joints order (empty: where '
+                          'the joints were when the task mode became active)', False),
+    'nullspace.projector': (str, TASK_DEFAULTS['projector'],
+                            f'one of {", ".join(PROJECTORS)}: dynamic (no acceleration of the '
+                            f'task frame) or kinematic (no static force at it)', False),
+}
+DYNAMIC_PREFIXES = ('default_positions.', 'effort_limits.')
+SUMMARY = ('Effort commands from inverse dynamics (RNEA) for a URDF arm: gravity compensation, '
+           'feedforward, computed torque, Cartesian impedance and operational-space control; '
+           'an external-torque observer, collision detection, feasibility checks and payload '
+           'estimation.')
+# (kind, name, type, what): --help and the reference docs
+INTERFACES = (
+    ('subscribes', 'robot_description', 'std_msgs/msg/String',
+     'transient local, as robot_state_publisher publishes it; not read with urdf_file'),
+    ('subscribes', 'joint_states', 'sensor_msgs/msg/JointState',
+     'best effort; merged per joint: each message updates the joints it names'),
+    ('subscribes', '~/joint_trajectory', 'trajectory_msgs/msg/JointTrajectory',
+     'joint modes; sampled as joint_trajectory_controller does'),
+    ('subscribes', '~/target_pose', 'geometry_msgs/msg/PoseStamped',
+     'task modes; frame_id empty or the root link'),
+    ('subscribes', '~/target_twist', 'geometry_msgs/msg/TwistStamped',
+     'task modes, optional; root axes'),
+    ('subscribes', '~/target_wrench', 'geometry_msgs/msg/WrenchStamped',
+     'task modes; feedforward at the task frame, root axes'),
+    ('publishes', 'effort_controller/commands', 'std_msgs/msg/Float64MultiArray',
+     'the efforts in joints order; remap to your ForwardCommandController'),
+    ('publishes', '~/torques', 'sensor_msgs/msg/JointState',
+     'the commanded efforts; along a trajectory also the desired state'),
+    ('publishes', '~/external_torques', 'sensor_msgs/msg/JointState',
+     "the observer's estimate in effort, the state it belongs to in position and velocity, "
+     'model joints'),
+    ('publishes', '~/collision', 'robot_dynamics_msgs/msg/CollisionEvent',
+     'once per collision'),
+    ('publishes', '~/current_pose', 'geometry_msgs/msg/PoseStamped',
+     'the task frame, with each command; task modes'),
+    ('publishes', '~/external_wrench', 'geometry_msgs/msg/WrenchStamped',
+     'the external torques as a wrench at the task frame, root axes; task modes'),
+    ('services', '~/inverse_dynamics', 'robot_dynamics_msgs/srv/InverseDynamics',
+     'efforts for a state and their gravity / Coriolis / inertial / friction split'),
+    ('services', '~/check_trajectory', 'robot_dynamics_msgs/srv/CheckTrajectory',
+     'torque and velocity feasibility of a trajectory and the time scale that fits'),
+    ('services', '~/reset_collision', 'std_srvs/srv/Trigger', 'end the reaction to a collision'),
+    ('services', '~/estimate_payload', 'robot_dynamics_msgs/srv/EstimatePayload',
+     'mass and centre of mass of a new tool from the observer at a few poses (swept where the '
+     'model has friction); apply sets the payload parameters'),
+)
+NOTES = ('Also, per model joint once the model is known: default_positions.<joint> (float, 0.0: '
+         'the position of a joint joint_states never names) and effort_limits.<joint> (float, '
+         'the URDF limit: outputs are clamped to it).',)
