@@ -197,8 +197,13 @@ def test_in_lockstep_each_command_acts_from_the_state_it_answers(tmp_path):
         assert spin_until(lambda: ns(states[-1]) > start + 2 * 10**9, 120), sim.log()[-1500:]
         print(f'2 s of simulated time in {time.monotonic() - wall:.2f} s')
         effort = {ns(m): np.array(m.effort) for m in states}
-        moving = [m for m in answers if start < ns(m) < start + 2 * 10**9]
-        assert len(moving) > 1500, len(moving)
+        window = [m for m in answers if start < ns(m) < start + 2 * 10**9]
+        # answers equal to the one before match any lag: the arm at rest after the motion (the
+        # window ends later when the trajectory's acceptance is seen late: 1.2 % of it in CI
+        # beside a busy core) tells nothing about the lag, so those are left out
+        moving = [m for prev, m in zip(window, window[1:])
+                  if np.abs(np.array(m.effort) - np.array(prev.effort)).max() > 1e-6]
+        assert len(moving) > 1500, (len(moving), len(window))
         share = []
         for lag in range(7):
             later = [(np.array(m.effort), effort.get(ns(m) + (lag + 1) * 10**6)) for m in moving]
