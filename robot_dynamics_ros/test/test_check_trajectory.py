@@ -192,10 +192,14 @@ def test_reject_refuses_and_scale_stretches(node):
     for t in (T0 + 1.0 + 0.3 * fast * k, T0 + 1.0 + 0.7 * fast * k):
         peer.sim_time = t
         peer.torques.clear()
-        assert peer.spin_until(lambda: any(abs(m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
-                                               - t) < 1e-6 and len(m.position)
-                                           for m in peer.torques), 5.0)
-        m = [m for m in peer.torques if len(m.position)][-1]
+
+        def answers():
+            # the answers to the state at t: an answer to an earlier state may still arrive
+            # after the clear (and after them), so the last message is not necessarily one
+            return [m for m in peer.torques if len(m.position) and abs(
+                m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec - t) < 1e-6]
+        assert peer.spin_until(lambda: answers(), 5.0)
+        m = answers()[-1]
         q_d, qd_d, _ = scaled.sample(t)
         assert np.allclose(m.position, q_d, atol=1e-9), (t, m.position, q_d)
         assert np.allclose(m.velocity, qd_d, atol=1e-9)

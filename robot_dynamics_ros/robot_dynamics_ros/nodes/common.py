@@ -273,6 +273,36 @@ class DescriptionSource:
         return True
 
 
+class TurnClock:
+    """
+    A node's ROS time read at most once per turn of its loop.
+
+    The time a command is computed at and the stamp of what it publishes must be one reading:
+    with simulated time /clock is taken by another callback, and a second reading can be a
+    newer clock (seen: a desired state computed at one /clock, stamped with the next).
+    ``reset()`` starts a turn and returns the callable the loop reads the time (s) from.
+    """
+
+    def __init__(self, node):
+        self.clock = node.get_clock()
+        self.now = None
+
+    def reset(self):
+        self.now = None
+        return self.seconds
+
+    def _read(self):
+        if self.now is None:
+            self.now = self.clock.now()
+        return self.now
+
+    def seconds(self):
+        return self._read().nanoseconds * 1e-9
+
+    def stamp(self):
+        return self._read().to_msg()
+
+
 class Throttle:
     """
     A log line at most once per `period` seconds (default 5) per key.

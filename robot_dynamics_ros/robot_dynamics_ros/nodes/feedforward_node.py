@@ -52,8 +52,9 @@ from ..control.task_space import SINGULARITY_DAMPING
 from ..dynamics import RobotModel, compile_kernels
 from ..dynamics.frames import quaternion
 from ..dynamics.kernels import compile_in_background, load_cached
-from .common import (STARTED, STREAM_DEPTH, DescriptionSource, Throttle, coerce_numbers,
-                     declare, file_description, loop_node, run_node, side_node, usage)
+from .common import (STARTED, STREAM_DEPTH, DescriptionSource, Throttle, TurnClock,
+                     coerce_numbers, declare, file_description, loop_node, run_node, side_node,
+                     usage)
 from .feedforward_declarations import (DYNAMIC_PREFIXES, INTERFACES, NOTES,  # noqa: F401
                                        PARAMETERS, SUMMARY)
 from .launch_setup import CONTROLLER
@@ -118,6 +119,7 @@ class FeedforwardNode(Node):
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.throttle = Throttle(self.get_logger())
         self.loop = ControlLoop(self.throttle)      # the rules; this node wires them to ROS
+        self.turn = TurnClock(self)
 
         problem = configuration.problem(self.values)
         if problem:
@@ -343,18 +345,19 @@ class FeedforwardNode(Node):
         stamp = msg.header.stamp
         reply = self.loop.joint_states(msg.name, msg.position, msg.velocity, msg.effort,
                                        stamp.sec + 1e-9 * stamp.nanosec, time.monotonic(),
-                                       self.clock)
+                                       self.turn.reset())
         if reply is not None:
             self._send(reply, stamp)
 
     @_locked
     def _on_rate(self):
-        reply = self.loop.rate_tick(time.monotonic(), self.clock)
+        reply = self.loop.rate_tick(time.monotonic(), self.turn.reset())
         if reply is not None:
             self._send(reply)
 
     @_locked
     def _watchdog(self):
+        self.turn.reset()
         reply = self.loop.watchdog(time.monotonic())
         if reply is not None:
             self._send(reply)
@@ -467,7 +470,7 @@ class FeedforwardNode(Node):
                 msg = out.external_msg
                 out.external[0][:], out.external[1][:] = ctrl.q, ctrl.qd
                 out.external[2][:] = loop.estimate
-                msg.header.stamp = state_stamp = state_stamp or self.get_clock().now().to_msg()
+                msg.header.stamp = state_stamp = state_stamp or self.turn.stamp()
                 self.external_pub.publish(msg)
                 if ctrl.mode in TASK_MODES and ctrl.law is not None:
                     self.wrench_pending = (loop.estimate.copy(), state_stamp)
@@ -476,7 +479,7 @@ class FeedforwardNode(Node):
             event = CollisionEvent(name=[ctrl.base_model.joint_names[i] for i in over],
                                    external_torque=r.tolist(), threshold=thresholds.tolist(),
                                    reaction=reaction)
-            event.header.stamp = state_stamp or self.get_clock().now().to_msg()
+            event.header.stamp = state_stamp or self.turn.stamp()
             self.collision_pub.publish(event)
         if reply.command is not None:
             self._publish(reply, state_stamp if reply.answers_state else None)
@@ -499,7 +502,7 @@ class FeedforwardNode(Node):
                 out.desired[1][:] = reply.desired[1][ctrl.cmd]
                 out.desired[2][:] = reply.command
             # the joint state these efforts answer, or now
-            msg.header.stamp = stamp or self.get_clock().now().to_msg()
+            msg.header.stamp = stamp or self.turn.stamp()
             self.torque_pub.publish(msg)
         if reply.pose is not None:
             self._publish_pose(reply.pose, stamp)
@@ -507,7 +510,7 @@ class FeedforwardNode(Node):
     def _publish_pose(self, T, stamp):
         """~/current_pose: the task frame's pose (4x4) at the state the command answers."""
         msg = self.out.pose_msg
-        msg.header.stamp = stamp or self.get_clock().now().to_msg()
+        msg.header.stamp = stamp or self.turn.stamp()
         p, o = msg.pose.position, msg.pose.orientation
         p.x, p.y, p.z = float(T[0, 3]), float(T[1, 3]), float(T[2, 3])
         o.x, o.y, o.z, o.w = map(float, quaternion(T))
