@@ -21,7 +21,7 @@ The run itself is ``nodes/closed_loop.py``; this module parses arguments, prints
                      [--mode computed_torque] [--kp 400] [--kd 40] [--friction-compensation 1]
                      [--max-rms 0.05] [--plot OUT.png]
     closed-loop-demo --task [--urdf PATH] [--start Q..] [--frame LINK] [--side 0.1]
-                     [--period 8] [--mode cartesian_impedance] [--max-error 0.01]
+                     [--period 8] [--mode cartesian_impedance] [--max-error 0.01] [--lockstep]
 
 Starts the ABA simulator and the controller as two processes (DDS on loopback, a private
 ROS_DOMAIN_ID unless one is set), waits until the loop runs, sends the quintic rest-to-rest
@@ -46,7 +46,11 @@ start orientation held, the nullspace holding the start posture on a redundant a
 ``task_start``) should be away from singularities. Prints the path error (RMS and max, m) and the
 rotation error, plots the path, the error and ~/external_wrench over time; exit status 1 when the
 path's largest error exceeds --max-error (m). The controller compensates the URDF's joint
-friction (--friction-compensation, default 1), which the simulator applies.
+friction (--friction-compensation, default 1), which the simulator applies. It runs in real time:
+on a busy machine the loop's delay grows, and a stiff task loop can oscillate (operational_space
+at 1000 N/m loses its phase margin at a sustained 20 ms). --lockstep runs it on simulated time,
+one simulator step per answer of the controller: the same result whatever the load, not in real
+time.
 """
 import argparse
 import sys
@@ -145,7 +149,8 @@ def main_task(args, ap, urdf, model):
         'cartesian_impedance'
     try:
         res = run_task(urdf, start, mode=mode, frame=frame, side=args.side, period=args.period,
-                       friction_compensation=args.friction_compensation)
+                       friction_compensation=args.friction_compensation,
+                       lockstep=args.lockstep)
     except RuntimeError as e:
         print(f'closed-loop-demo: {e}', file=sys.stderr)
         return 1
@@ -283,6 +288,9 @@ def parser():
     ap.add_argument('--period', type=float, default=8.0, help='--task: seconds per lap')
     ap.add_argument('--max-error', type=float, default=0.01, metavar='M',
                     help='--task: exit status 1 when the path error exceeds this (m)')
+    ap.add_argument('--lockstep', action='store_true',
+                    help='--task: on simulated time, one simulator step per controller answer '
+                         '(load does not change the result; not real time)')
     ap.add_argument('--kp', type=float, default=400.0)
     ap.add_argument('--kd', type=float, default=40.0)
     ap.add_argument('--friction-compensation', type=float, default=1.0, metavar='SHARE',
