@@ -28,7 +28,8 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from robot_dynamics_ros.control.task_space import SINGULAR_RATIO, TaskSpaceLaw, rotation_error
+from robot_dynamics_ros.control.task_space import (SINGULAR_RATIO, SINGULARITY_DAMPING,
+                                                   TaskSpaceLaw, external_wrench, rotation_error)
 from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, crba,
                                          frame_bias_acceleration, frame_jacobian, frame_placement,
                                          operational_space_inertia)
@@ -350,3 +351,26 @@ def test_after_a_collision_reaction_a_task_mode_starts_where_the_frame_is():
     c.command(q2, np.zeros(6), 0.0, None, 1.0)
     assert np.allclose(c.task_target[0], frame_placement(model, q2, c.task['frame'])[:3, 3])
     assert np.allclose(c.posture, q2)
+
+
+@pytest.mark.parametrize('name', ['ur5', 'panda'])
+def test_the_external_wrench_explains_the_external_torques(name):
+    """
+    A wrench W at the frame gives r = J^T W; external_wrench gives W back, to the damping.
+
+    F - W = -mu (J J^T + mu 1)^-1 W: at most mu / (s^2 + mu) |W|, s the smallest singular
+    value of J. Torques no wrench at the frame explains: the least-squares fit, to the same.
+    """
+    model, frame, cmd = arm(name)
+    J = frame_jacobian(model, np.array(WORK_POSES[name]), frame)[:, cmd]
+    s = np.linalg.svd(J, compute_uv=False).min()
+    share = SINGULARITY_DAMPING / (s ** 2 + SINGULARITY_DAMPING)
+    W = np.array([3.0, -20.0, 7.0, 0.5, -1.0, 2.0])
+    F = external_wrench(J, J.T @ W)
+    assert np.linalg.norm(F - W) <= share * np.linalg.norm(W) * (1 + 1e-9) + 1e-12, (F, W)
+    assert np.linalg.norm(F - W) < 0.1 * np.linalg.norm(W)
+    r = np.zeros(len(cmd))
+    r[1] = 5.0                                       # a push on the upper arm
+    fit = np.linalg.lstsq(J.T, r, rcond=None)[0]
+    F = external_wrench(J, r)
+    assert np.linalg.norm(F - fit) <= share * np.linalg.norm(fit) * (1 + 1e-9) + 1e-12

@@ -435,6 +435,18 @@ class TaskSpaceLaw:
         return self.tau
 
 
+def external_wrench(J, r):
+    """
+    Return the wrench [f; t] at a frame that explains the joint torques ``r`` best.
+
+    F = (J J^T + mu 1)^-1 J r, the damped pseudo-inverse of J^T (mu = SINGULARITY_DAMPING):
+    ``J`` (6 x k) the frame's Jacobian on the joints of ``r`` (k). What a person pushing the
+    frame applies, from the observer's external torques: J^T F = r when J is square and regular
+    (to mu), the least-squares fit when k > 6.
+    """
+    return np.linalg.solve(J @ J.T + SINGULARITY_DAMPING * np.eye(6), J @ r)
+
+
 def _values(x, k, what, inf=False, negative=False):
     """Return x as k finite values (one broadcast), >= 0 unless ``negative`` (ValueError)."""
     a = np.asarray(x, dtype=float).ravel()

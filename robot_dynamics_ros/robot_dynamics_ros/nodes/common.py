@@ -32,6 +32,7 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPo
 from std_msgs.msg import String
 
 from ..dynamics import RobotModel, load_description
+from ..dynamics.kernels import compile_in_background, load_cached
 
 
 def _process_start():
@@ -271,6 +272,51 @@ class DescriptionSource:
         gc.collect()
         gc.freeze()                 # the model lives until the next one: see run_node
         return True
+
+
+class BackgroundKernels:
+    """
+    Kernels a node needs on its hot path later: loaded from numba's cache, else compiled elsewhere.
+
+    Compiling them in the node's process would hold up its loop (3.5 s on a fresh install; on
+    another thread the GIL stalls it up to 0.27 s at a time): a child process compiles them into
+    numba's cache while the node runs without them (``compile_in_background``), and ``ready``
+    is called (on another thread) once they are loaded here. ``what`` names them in the logs,
+    ``until`` says what waits for them.
+    """
+
+    def __init__(self, logger, names, what, until, ready):
+        self.logger, self.names, self.what = logger, names, what
+        self.until, self.ready = until, ready
+        self.loaded, self.child = False, None
+
+    def need(self):
+        """Return whether they are loaded; if not, start compiling them (once)."""
+        if not self.loaded and self.child is None:
+            if not load_cached(self.names):
+                self.loaded = True
+            else:
+                self.child = compile_in_background(self.names, self._compiled)
+                self.logger.info(f'{self.what}: its kernel is not in numba\'s cache (a first '
+                                 f'start after an install): compiling it in a separate '
+                                 f'process; {self.until} start when it is ready')
+        return self.loaded
+
+    def _compiled(self, seconds, error):
+        self.loaded = True
+        if error:
+            self.logger.warning(f'{self.what}: compiling its kernel in a separate process failed '
+                                f'({error}); compiled here instead, {seconds:.1f} s after it was '
+                                f'needed')
+        else:
+            self.logger.info(f'{self.what}: kernel ready {seconds:.1f} s after it was needed; '
+                             f'{self.until} from the next joint_states on')
+        self.ready()
+
+    def stop(self):
+        """Abandon a compilation under way (at shutdown)."""
+        if self.child is not None and self.child.poll() is None:
+            self.child.kill()
 
 
 class TurnClock:

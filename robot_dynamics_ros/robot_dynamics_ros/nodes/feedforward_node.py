@@ -22,10 +22,11 @@ it), ``~/torques`` (sensor_msgs/JointState: desired position and velocity, comma
 stamped with the joint state the efforts answer, or the time they were computed).
 Serves ``~/inverse_dynamics`` (robot_dynamics_msgs/srv/InverseDynamics). The rules of the loop
 (state merging, timeouts, the observer, collisions, model changes, targets) live in
-``control/loop.py``, the arithmetic in ``control/controller.py``; this module declares the
-parameters, builds the controller from them, and translates messages to and from the loop.
+``control/loop.py``, the arithmetic in ``control/controller.py``, what the parameters mean in
+``control/configuration.py``; their declarations are in ``feedforward_declarations.py``, the
+output messages in ``feedforward_outputs.py``. This module wires them: parameters,
+subscriptions, publishers, services and threads, and messages to and from the loop.
 """
-import array
 import functools
 import sys
 import threading
@@ -48,15 +49,14 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from ..control import TASK_MODES, configuration, default_joints, payload_model, unknown_joint_keys
 from ..control.loop import ControlLoop
-from ..control.task_space import SINGULARITY_DAMPING
+from ..control.task_space import external_wrench
 from ..dynamics import RobotModel, compile_kernels
-from ..dynamics.frames import quaternion
-from ..dynamics.kernels import compile_in_background, load_cached
-from .common import (STARTED, STREAM_DEPTH, DescriptionSource, Throttle, TurnClock,
-                     coerce_numbers, declare, file_description, loop_node, run_node, side_node,
-                     usage)
+from .common import (STARTED, STREAM_DEPTH, BackgroundKernels, DescriptionSource, Throttle,
+                     TurnClock, coerce_numbers, declare, file_description, loop_node, run_node,
+                     side_node, usage)
 from .feedforward_declarations import (DYNAMIC_PREFIXES, INTERFACES, NOTES,  # noqa: F401
                                        PARAMETERS, SUMMARY)
+from .feedforward_outputs import Outputs
 from .launch_setup import CONTROLLER
 from .payload_service import PayloadService
 
@@ -73,39 +73,6 @@ def _locked(method):
         with self.lock:
             return method(self, *args)
     return wrapper
-
-
-def _field_view(msg, field, n):
-    """
-    Set a float64[] ``field`` of ``msg`` to n zeros; return a numpy view of the message's array.
-
-    Writing the view updates the message: no conversion, allocation or per-element check per
-    publish (the field's setter would copy a new array each time).
-    """
-    setattr(msg, field, array.array('d', bytes(8 * n)))
-    return np.frombuffer(getattr(msg, field), dtype=np.float64)
-
-
-class Outputs:
-    """The messages the control loop publishes, built once per controller and refilled."""
-
-    def __init__(self, ctrl):
-        k, n = len(ctrl.joints), ctrl.base_model.n
-        self.command_msg = Float64MultiArray()
-        self.command = _field_view(self.command_msg, 'data', k)
-        # ~/torques: efforts only, or with the desired state when there is a trajectory
-        self.torques_msg = JointState(name=list(ctrl.joints))
-        self.effort = _field_view(self.torques_msg, 'effort', k)
-        self.desired_msg = JointState(name=list(ctrl.joints))
-        self.desired = [_field_view(self.desired_msg, f, k)
-                        for f in ('position', 'velocity', 'effort')]
-        self.external_msg = JointState(name=list(ctrl.base_model.joint_names))
-        self.external = [_field_view(self.external_msg, f, n)
-                         for f in ('position', 'velocity', 'effort')]
-        self.pose_msg = PoseStamped()
-        self.pose_msg.header.frame_id = ctrl.base_model.root_link
-        self.wrench_msg = WrenchStamped()
-        self.wrench_msg.header.frame_id = ctrl.base_model.root_link
 
 
 class FeedforwardNode(Node):
@@ -126,10 +93,11 @@ class FeedforwardNode(Node):
             raise SystemExit(f'[{NODE_NAME}] invalid parameter: {problem}')
 
         # the observer runs once its kernel is loaded; on a fresh install it compiles in a child
-        # process (compile_in_background) while the commands flow
-        self.observer_compiling = None
+        # process while the commands flow
+        self.observer_kernel = BackgroundKernels(
+            self.get_logger(), OBSERVER_KERNELS, 'observer',
+            'external torques and collision detection', self._observer_kernel_ready)
         self.out = None                   # preallocated messages (Outputs)
-        self.wrench_pending = None        # (external torques, stamp) for ~/external_wrench
         self.cmd_pub = self.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
         self.torque_pub = self.create_publisher(JointState, '~/torques', STREAM_DEPTH)
         self.external_pub = self.create_publisher(JointState, '~/external_torques', STREAM_DEPTH)
@@ -191,8 +159,7 @@ class FeedforwardNode(Node):
         return self.get_clock().now().nanoseconds * 1e-9
 
     def destroy_node(self):
-        if self.observer_compiling is not None and self.observer_compiling.poll() is None:
-            self.observer_compiling.kill()
+        self.observer_kernel.stop()
         self.loop_node.destroy_node()
         self.service_node.destroy_node()
         return super().destroy_node()
@@ -202,8 +169,8 @@ class FeedforwardNode(Node):
         """Return (controller, observer, thresholds, effort gains) for ``v`` (ValueError)."""
         ctrl = configuration.controller(model, v)
         built = configuration.observer(ctrl, v, old)
-        if built[0] is not None:
-            self._observer_kernel()     # loaded, or compiling elsewhere from now on
+        if built[0] is not None:        # loaded, or compiling elsewhere from now on
+            self.loop.observer_ready = self.observer_kernel.need()
         return (ctrl, *built)
 
     @_locked
@@ -308,36 +275,9 @@ class FeedforwardNode(Node):
         self.get_logger().info(f'parameters set: {names or "robot_description"}')
         return SetParametersResult(successful=True)
 
-    # ---- the observer's kernel ---------------------------------------------------------------
-    def _observer_kernel(self):
-        """
-        Load the observer's kernel from numba's cache, or start compiling it (once) elsewhere.
-
-        Compiling it here would hold up the commands (3.5 s on a fresh install; on another
-        thread the GIL stalls them up to 0.27 s at a time): a child process compiles it into
-        numba's cache while this one commands, and the observer starts when it is loaded.
-        """
-        if not self.loop.observer_ready and self.observer_compiling is None:
-            if not load_cached(OBSERVER_KERNELS):
-                self.loop.observer_ready = True
-            else:
-                self.observer_compiling = compile_in_background(OBSERVER_KERNELS,
-                                                                self._on_observer_compiled)
-                self.get_logger().info(
-                    'observer: its kernel is not in numba\'s cache (a first start after an '
-                    'install): compiling it in a separate process; external torques and '
-                    'collision detection start when it is ready')
-
-    def _on_observer_compiled(self, seconds, error):
-        with self.lock:
-            self.loop.observer_ready = True
-            if error:
-                self.get_logger().warning(
-                    f'observer: compiling its kernel in a separate process failed ({error}); '
-                    f'compiled here instead, {seconds:.1f} s after it was needed')
-            else:
-                self.get_logger().info(f'observer: kernel ready {seconds:.1f} s after it was '
-                                       f'needed; external torques from the next joint_states on')
+    @_locked
+    def _observer_kernel_ready(self):
+        self.loop.observer_ready = True
 
     # ---- inputs ------------------------------------------------------------------------------
     @_locked
@@ -464,77 +404,30 @@ class FeedforwardNode(Node):
         loop, out, ctrl = self.loop, self.out, self.loop.ctrl
         if state_stamp is not None and not (state_stamp.sec or state_stamp.nanosec):
             state_stamp = None
+        wrench = None                   # after the command: it is not on the loop's path
         if reply.estimate:
             self.payload_service.take(ctrl.q, loop.estimate)
             if reply.publish_estimate:
-                msg = out.external_msg
-                out.external[0][:], out.external[1][:] = ctrl.q, ctrl.qd
-                out.external[2][:] = loop.estimate
-                msg.header.stamp = state_stamp = state_stamp or self.turn.stamp()
-                self.external_pub.publish(msg)
+                state_stamp = state_stamp or self.turn.stamp()
+                self.external_pub.publish(out.external_of(ctrl.q, ctrl.qd, loop.estimate,
+                                                          state_stamp))
                 if ctrl.mode in TASK_MODES and ctrl.law is not None:
-                    self.wrench_pending = (loop.estimate.copy(), state_stamp)
+                    wrench = state_stamp
         if reply.collision is not None:
-            over, r, thresholds, reaction = reply.collision
-            event = CollisionEvent(name=[ctrl.base_model.joint_names[i] for i in over],
-                                   external_torque=r.tolist(), threshold=thresholds.tolist(),
-                                   reaction=reaction)
-            event.header.stamp = state_stamp or self.turn.stamp()
-            self.collision_pub.publish(event)
+            self.collision_pub.publish(out.collision_of(*reply.collision,
+                                                        state_stamp or self.turn.stamp()))
         if reply.command is not None:
-            self._publish(reply, state_stamp if reply.answers_state else None)
-        if self.wrench_pending is not None:
-            self._publish_wrench()
-
-    def _publish(self, reply, stamp):
-        """Publish the command, ~/torques (every torques_every-th) and the task frame's pose."""
-        ctrl, out = self.ctrl, self.out
-        out.command[:] = reply.command
-        self.cmd_pub.publish(out.command_msg)
-        every = self.values['torques_every']
-        if every and not self.loop.commands % every:
-            if reply.desired is None:
-                msg = out.torques_msg
-                out.effort[:] = reply.command
-            else:
-                msg = out.desired_msg
-                out.desired[0][:] = reply.desired[0][ctrl.cmd]
-                out.desired[1][:] = reply.desired[1][ctrl.cmd]
-                out.desired[2][:] = reply.command
-            # the joint state these efforts answer, or now
-            msg.header.stamp = stamp or self.turn.stamp()
-            self.torque_pub.publish(msg)
-        if reply.pose is not None:
-            self._publish_pose(reply.pose, stamp)
-
-    def _publish_pose(self, T, stamp):
-        """~/current_pose: the task frame's pose (4x4) at the state the command answers."""
-        msg = self.out.pose_msg
-        msg.header.stamp = stamp or self.turn.stamp()
-        p, o = msg.pose.position, msg.pose.orientation
-        p.x, p.y, p.z = float(T[0, 3]), float(T[1, 3]), float(T[2, 3])
-        o.x, o.y, o.z, o.w = map(float, quaternion(T))
-        self.pose_pub.publish(msg)
-
-    def _publish_wrench(self):
-        """
-        ~/external_wrench: the external torques r as the wrench at the task frame (root axes).
-
-        F = (J J^T + mu 1)^-1 J r, the damped pseudo-inverse of J^T on the commanded joints:
-        what a person pushing the frame applies (the torques J^T F explain r best).
-        """
-        ctrl, (r, stamp) = self.ctrl, self.wrench_pending
-        self.wrench_pending = None
-        if ctrl.law is None:
-            return
-        J = ctrl.law.jacobian[:, ctrl.cmd]
-        F = np.linalg.solve(J @ J.T + SINGULARITY_DAMPING * np.eye(6), J @ r[ctrl.cmd])
-        msg = self.out.wrench_msg
-        msg.header.stamp = stamp
-        w = msg.wrench
-        w.force.x, w.force.y, w.force.z = float(F[0]), float(F[1]), float(F[2])
-        w.torque.x, w.torque.y, w.torque.z = float(F[3]), float(F[4]), float(F[5])
-        self.wrench_pub.publish(msg)
+            stamp = (state_stamp if reply.answers_state else None) or self.turn.stamp()
+            self.cmd_pub.publish(out.command_of(reply.command))
+            every = self.values['torques_every']
+            if every and not loop.commands % every:
+                self.torque_pub.publish(out.torques_of(reply.command, reply.desired, stamp))
+            if reply.pose is not None:
+                self.pose_pub.publish(out.pose_of(reply.pose, stamp))
+        if wrench is not None:
+            # the external torques as the wrench a person pushing the task frame applies
+            F = external_wrench(ctrl.law.jacobian[:, ctrl.cmd], loop.estimate[ctrl.cmd])
+            self.wrench_pub.publish(out.wrench_of(F, wrench))
 
 
 def main(args=None):
