@@ -160,7 +160,7 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
     sim_time = [0.0]
 
     def now():
-        """The time targets and records follow: simulated in lockstep, else the wall's."""
+        """Return the time targets and records follow: simulated in lockstep, else wall time."""
         return sim_time[0] if lockstep else time.monotonic()
 
     def seconds(stamp):
