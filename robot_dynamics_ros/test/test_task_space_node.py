@@ -46,6 +46,12 @@ from ros_harness import NodeProcess, ros_list, seconds  # noqa: E402
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.5, -1.9, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])}
 K = [1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0]
+# the simulator's command_timeout and the controller's state_timeout: a loaded machine stalls a
+# process for 0.1-0.15 s now and then (seen in fresh-clone CI beside a busy core: the simulator
+# applied zero torque after 0.1 s without commands and ur5 fell 0.15 m); these tests are of the
+# task modes, the stale reactions have theirs (test_feedforward_node, test_simulator_node; the
+# simulator stopped below still gets on_timeout within 5 s)
+TIMEOUT = 0.5
 ARMATURE = '[0.1]'
 CTRL = 'inverse_dynamics_controller'
 
@@ -69,9 +75,11 @@ class Rig:
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={self.urdf}', '-p', 'publish_rate:=1000.0',
             '-p', f'armature:={ARMATURE}', '-p', f'initial_positions:={ros_list(self.q0)}',
-            '-p', f'lockstep:={str(lockstep).lower()}'], tmp_path / f'{tag}_sim.log')
+            '-p', f'lockstep:={str(lockstep).lower()}', '-p', f'command_timeout:={TIMEOUT}'],
+            tmp_path / f'{tag}_sim.log')
         self.ctrl = NodeProcess('feedforward_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={self.urdf}', '-p', f'mode:={mode}',
+            '-p', f'state_timeout:={TIMEOUT}',
             '-p', f'armature:={ARMATURE}', '-p', f'task.frame:={self.frame}',
             '-p', f'task.stiffness:={ros_list(K)}', '-p', f'use_sim_time:={str(lockstep).lower()}',
             *controller_args],
