@@ -200,7 +200,8 @@ class Rig:
                for s in self.messages('joint_states')
                if start <= seconds(s.header.stamp) <= end and
                seconds(s.header.stamp) in desired]
-        assert len(err) > 100
+        assert len(err) > 100, (f'{len(err)} joint states in [{start}, {end}] with a desired '
+                                f'state; {len(desired)} desired states')
         return np.sqrt(np.mean(np.square(err), axis=0))
 
 
