@@ -166,15 +166,17 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
     def seconds(stamp):
         return stamp.sec + 1e-9 * stamp.nanosec
 
+    def when(m):
+        """Return when message ``m`` was: its stamp in lockstep, else its receipt."""
+        return seconds(m.header.stamp) if lockstep else time.monotonic()
+
     def on_pose(m):
         p, o = m.pose.position, m.pose.orientation
-        poses.append((seconds(m.header.stamp) if lockstep else time.monotonic(),
-                      np.array([p.x, p.y, p.z]), np.array([o.x, o.y, o.z, o.w])))
+        poses.append((when(m), np.array([p.x, p.y, p.z]), np.array([o.x, o.y, o.z, o.w])))
 
     def on_wrench(m):
         f, t = m.wrench.force, m.wrench.torque
-        wrenches.append((seconds(m.header.stamp) if lockstep else time.monotonic(),
-                         np.array([f.x, f.y, f.z, t.x, t.y, t.z])))
+        wrenches.append((when(m), np.array([f.x, f.y, f.z, t.x, t.y, t.z])))
     if lockstep:
         node.create_subscription(Clock, '/clock',
                                  lambda m: sim_time.__setitem__(0, seconds(m.clock)), 10)
