@@ -161,7 +161,9 @@ from robot_dynamics_ros.control import observer  # declares the observer kernel 
 from robot_dynamics_ros.control import task_space  # declares the task-space kernel
 d.compile_kernels(["observer_step", "task_command", "limit_command"])
 from robot_dynamics_ros.simulation import Simulator
-s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])'
+s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])
+from robot_dynamics_ros.nodes import teardown  # the exit watchdog of both nodes
+teardown.compile_watchdog()'
 }
 
 # ROS 2's launch system and ros2 CLI are on no package registry: without a ROS install, `ros2

@@ -33,6 +33,7 @@ from std_msgs.msg import String
 
 from ..dynamics import RobotModel, load_description
 from ..dynamics.kernels import compile_in_background, load_cached
+from .teardown import exit_watchdog
 
 
 def _process_start():
@@ -527,12 +528,6 @@ STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 TEARDOWN_GRACE = 2.5    # s: the clean-up after a stop may take this long, then the process ends
 
 
-def _teardown_hung():
-    print(f'the clean-up (destroying the node, shutting rclpy down) did not end within '
-          f'{TEARDOWN_GRACE} s: exiting without it', file=sys.stderr, flush=True)
-    os._exit(0)
-
-
 def run_node(node_class, args=None, help_text=''):
     """
     rclpy.init, spin a node of ``node_class``, shut down.
@@ -587,22 +582,25 @@ def run_node(node_class, args=None, help_text=''):
         if rclpy.ok():
             raise                   # a real error; else SIGTERM shut the context down mid-spin
     finally:
-        # a clean-up that hangs (seen twice in CI: simulator_node stuck in rclpy's destroy_node,
-        # in rcl_node_fini, for over 10 s after SIGINT: a known kind of DDS teardown hang) ends
-        # the process all the same. After TEARDOWN_GRACE s a Python thread says so and exits with
-        # status 0 (the node's work is done); where the hang holds the GIL that thread cannot
-        # run, and after 4 s, before launch's SIGTERM at 5 s, faulthandler's C thread prints
-        # every thread's stack and exits with status 1 (before, it hung until SIGKILL)
-        watchdog = threading.Timer(TEARDOWN_GRACE, _teardown_hung)
-        watchdog.daemon = True
-        watchdog.start()
-        faulthandler.dump_traceback_later(4.0, exit=True)
+        # a clean-up that hangs (seen three times in CI: simulator_node stuck in rclpy's
+        # destroy_node, in rcl_node_fini, past 4 s after SIGINT: a known kind of DDS teardown
+        # hang) ends the process all the same, with status 0: the node's work is done. The hang
+        # holds the GIL, so no Python thread can end it: a native thread does (nodes.teardown),
+        # after faulthandler's C thread has printed every thread's stack (what it hung in).
+        # Where that thread cannot start, faulthandler ends it, with status 1, before launch's
+        # SIGTERM at 5 s.
+        watchdog = exit_watchdog(TEARDOWN_GRACE + 0.2, (
+            f'the clean-up (destroying the node, shutting rclpy down) did not end within '
+            f'{TEARDOWN_GRACE} s (stacks above): exiting without it'))
+        faulthandler.dump_traceback_later(TEARDOWN_GRACE if watchdog else 4.0,
+                                          exit=watchdog is None)
         if node is not None:
             node.destroy_node()
         if rclpy.ok():
             rclpy.shutdown()
-        watchdog.cancel()
         faulthandler.cancel_dump_traceback_later()
+        if watchdog is not None:
+            watchdog.disarm()
         # a last Ctrl-C or SIGTERM during interpreter finalization (which restores default
         # handlers, but leaves an ignored signal ignored) would kill the process with status -2
         for stop in STOP_SIGNALS:
