@@ -66,6 +66,10 @@ def test_fixed_joints_merge_and_arbitrary_frames_match_pinocchio():
     m = RobotModel.from_urdf(xml)
     assert m.joint_names == ('j1', 'j2', 'j3')
     assert list(m.jtype) == [REVOLUTE, PRISMATIC, REVOLUTE]
+    # a fixed joint is no joint of q: has_joint says so, index names it
+    assert m.has_joint('j2') and not m.has_joint('fix') and not m.has_joint('nowhere')
+    with pytest.raises(KeyError, match='"fix" is not a movable joint'):
+        m.index('fix')
     np.testing.assert_allclose(m.axis[0], np.array([1, 2, 3]) / np.sqrt(14))   # normalised
     assert m.link_frame('a_tool')[0] == 0      # merged into j1's body
     assert m.link_frame('base')[0] == -1

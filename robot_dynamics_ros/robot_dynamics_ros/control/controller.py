@@ -559,8 +559,8 @@ class Controller:
             if len(set(key)) != len(key):
                 twice = sorted({nm for nm in key if key.count(nm) > 1})
                 raise ValueError(f'names joints twice: {twice}')
-            pairs = [(self.base_model._index[nm], k) for k, nm in enumerate(key)
-                     if nm in self.base_model._index]
+            model = self.base_model
+            pairs = [(model.index(nm), k) for k, nm in enumerate(key) if model.has_joint(nm)]
             model_idx = np.array([p[0] for p in pairs], dtype=np.int64)
             maps = (model_idx, np.array([p[1] for p in pairs], dtype=np.int64),
                     int(np.isin(model_idx, self.cmd).sum()))

@@ -476,7 +476,7 @@ class ControlLoop:
         model = ctrl.base_model
         q, qd = ctrl.q.copy(), np.zeros(model.n)
         for j, name in enumerate(names):
-            if name in model._index:
+            if model.has_joint(name):
                 q[model.index(name)] = positions[0][j] if len(positions[0]) > j else 0.0
                 if velocities is not None and len(velocities[0]) > j:
                     qd[model.index(name)] = velocities[0][j]
@@ -485,7 +485,7 @@ class ControlLoop:
             raise ValueError(f'start_state has {len(s_names)} names, {len(s_positions)} '
                              f'positions and {len(s_velocities)} velocities')
         for k, name in enumerate(s_names):
-            if name not in model._index:
+            if not model.has_joint(name):
                 raise ValueError(f'start_state names unknown joint {name}')
             v = s_velocities[k] if len(s_velocities) else 0.0
             if not (np.isfinite(s_positions[k]) and np.isfinite(v)):

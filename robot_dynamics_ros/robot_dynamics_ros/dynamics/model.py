@@ -298,6 +298,10 @@ class RobotModel:
         except KeyError:
             raise KeyError(f'joint "{joint_name}" is not a movable joint of {self.name}') from None
 
+    def has_joint(self, joint_name):
+        """Whether ``joint_name`` is a movable joint of the model (one :meth:`index` knows)."""
+        return joint_name in self._index
+
     def link_frame(self, link):
         """(body index or -1 for the fixed base, 6x6 motion transform body frame -> link frame)."""
         try:

@@ -320,6 +320,11 @@ class BackgroundKernels:
             self.child.kill()
 
 
+def seconds(time_msg):
+    """Return a builtin_interfaces Time or Duration (a stamp, a time_from_start) in seconds."""
+    return time_msg.sec + 1e-9 * time_msg.nanosec
+
+
 class TurnClock:
     """
     A node's ROS time read at most once per turn of its loop.

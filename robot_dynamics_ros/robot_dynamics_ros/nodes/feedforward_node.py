@@ -53,7 +53,7 @@ from ..control.task_space import external_wrench
 from ..dynamics import RobotModel, compile_kernels
 from .common import (STARTED, STREAM_DEPTH, BackgroundKernels, DescriptionSource, Throttle,
                      TurnClock, coerce_numbers, declare, file_description, loop_node, run_node,
-                     side_node, usage)
+                     seconds, side_node, usage)
 from .feedforward_declarations import (DYNAMIC_PREFIXES, INTERFACES, NOTES,  # noqa: F401
                                        PARAMETERS, SUMMARY)
 from .feedforward_outputs import Outputs
@@ -284,7 +284,7 @@ class FeedforwardNode(Node):
     def _on_joint_states(self, msg):
         stamp = msg.header.stamp
         reply = self.loop.joint_states(msg.name, msg.position, msg.velocity, msg.effort,
-                                       stamp.sec + 1e-9 * stamp.nanosec, time.monotonic(),
+                                       seconds(stamp), time.monotonic(),
                                        self.turn.reset())
         if reply is not None:
             self._send(reply, stamp)
@@ -305,7 +305,7 @@ class FeedforwardNode(Node):
     @staticmethod
     def _trajectory_tables(msg):
         """(names, times, positions, velocities, accelerations) of a message (ValueError)."""
-        times = [p.time_from_start.sec + p.time_from_start.nanosec * 1e-9 for p in msg.points]
+        times = [seconds(p.time_from_start) for p in msg.points]
         tables = []
         for field in ('velocities', 'accelerations'):
             sizes = {len(getattr(p, field)) > 0 for p in msg.points}
@@ -318,9 +318,8 @@ class FeedforwardNode(Node):
 
     @_locked
     def _on_trajectory(self, msg):
-        stamp = msg.header.stamp
         self.loop.trajectory(lambda: self._trajectory_tables(msg), len(msg.points),
-                             stamp.sec + 1e-9 * stamp.nanosec, self.clock,
+                             seconds(msg.header.stamp), self.clock,
                              self.resolve_topic_name('~/target_pose'))
 
     def _on_check_trajectory(self, req, res):
