@@ -23,7 +23,8 @@ The model comes from ``urdf_file``, the ``robot_description`` parameter or the t
 ``robot_description`` topic; from a file or parameter it is also published on that topic (as
 robot_state_publisher would), so a controller finds it. ``~/reset`` (std_srvs/Trigger) returns
 to ``initial_positions``. The integration runs in its own thread, paced by the wall clock times
-``real_time_factor`` (0: as fast as possible).
+``real_time_factor`` (0: as fast as possible). Its parameters and interfaces are declared in
+``simulator_declarations.py``.
 """
 import sys
 import threading
@@ -42,104 +43,14 @@ from std_srvs.srv import SetBool, Trigger
 
 from ..control import default_joints, shared_joints
 from ..dynamics import PRISMATIC
-from ..simulation import (INTEGRATORS, START_MARGIN, Sensors, SimulationDiverged, Simulator,
-                          initial_pose)
+from ..simulation import INTEGRATORS, Sensors, SimulationDiverged, Simulator, initial_pose
 from ..simulation.sensors import FIELDS as SENSOR_FIELDS
-from .common import (DESCRIPTION_QOS, FILE_PARAMETERS, STREAM_DEPTH, DescriptionSource,
-                     Throttle, coerce_numbers, declare, file_description, run_node, usage)
+from .common import (DESCRIPTION_QOS, STREAM_DEPTH, DescriptionSource, Throttle,
+                     coerce_numbers, declare, file_description, run_node, usage)
 from .launch_setup import SIMULATOR
+from .simulator_declarations import INTERFACES, PARAMETERS, SUMMARY
 
 NODE_NAME = SIMULATOR
-
-PARAMETERS = {
-    'urdf_file': (str, '', 'URDF or .xacro file to simulate (published on robot_description; the '
-                           'topic is then not read)', True),
-    **FILE_PARAMETERS,
-    'robot_description': (str, '', 'URDF string, when there is no urdf_file', True),
-    'joints': ('str[]', [], 'command order (empty: the effort joints of the <ros2_control> '
-                            'blocks, else every movable joint in model order)', True),
-    'initial_positions': ('float[]', [], 'start and reset positions in joints order (empty: the '
-                                         'initial_value of the <ros2_control> position state '
-                                         'interfaces, else zero clamped to '
-                                         f'{START_MARGIN:.0%} of the range inside the limits: '
-                                         'off the stops)', False),
-    'timestep': (float, 0.001, 'integration step (s)', True),
-    'integrator': (str, 'semi_implicit_euler', f'one of {", ".join(INTEGRATORS)}', True),
-    'publish_rate': (float, 500.0, 'joint_states rate (Hz of simulated time)', True),
-    'command_timeout': (float, 0.1, 'torques go to zero when no command came for this long (s)',
-                        False),
-    'real_time_factor': (float, 1.0, 'simulated seconds per wall second; 0: as fast as possible',
-                         True),
-    'publish_clock': (bool, False, 'publish the simulated time on /clock (always in lockstep)',
-                      True),
-    'lockstep': (bool, False, 'advance exactly one step per effort command received and publish '
-                              'joint_states and /clock after it (deterministic closed-loop tests, '
-                              'independent of CPU load); false: run paced to real_time_factor',
-                 True),
-    'lockstep_answers': (str, 'inverse_dynamics_controller/torques',
-                         'in lockstep, the topic of stamped answers (sensor_msgs/JointState: '
-                         'efforts by joint name, stamped with the joint state they answer, as '
-                         'feedforward_node\'s ~/torques): one step per answer to the latest '
-                         'state, so each command acts from the state it was computed from; '
-                         'without a publisher on it, or empty: one step per effort command',
-                         True),
-    'hold_until_command': (bool, True, 'hold the initial pose (brakes engaged) until the first '
-                                       'effort command; false: integrate from the start', True),
-    'damping': ('float[]', [], 'viscous damping per joint (empty: the URDF <dynamics damping>)',
-                True),
-    'friction': ('float[]', [], 'Coulomb friction per joint (empty: the URDF <dynamics friction>)',
-                 True),
-    'friction_asymmetry': ('float[]', [], 'a per joint: Coulomb (and static) friction fc + a '
-                                          'moving forwards, fc - a backwards, |a| <= fc (one '
-                                          'for all or one per model joint; empty: none)', True),
-    'effort_offset': ('float[]', [], 'bias added to each reported effort, as a joint torque '
-                                     'sensor has (N m or N; one for all or one per model joint)',
-                      True),
-    'effort_gain': ('float[]', [], 'torque per reported effort unit: effort = (applied + '
-                                   'offset) / gain, a driver that reports motor current (one '
-                                   'for all or one per model joint; empty: 1, torques)', True),
-    'effort_noise': ('float[]', [], 'standard deviation of white noise on the reported efforts '
-                                    '(in their unit; one or one per model joint)', True),
-    'effort_resolution': ('float[]', [], 'reported efforts rounded to this step (0: not)',
-                          True),
-    'position_noise': ('float[]', [], 'standard deviation of white noise on the reported '
-                                      'positions (rad or m)', True),
-    'position_resolution': ('float[]', [], 'reported positions rounded to this step, an '
-                                           'encoder\'s count (0: not)', True),
-    'velocity_noise': ('float[]', [], 'standard deviation of white noise on the reported '
-                                      'velocities', True),
-    'noise_seed': (int, 0, 'seed of the noise (the same run reports the same noise)', True),
-    'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
-                                'diagonal: one for all or one per model joint (kg m^2; kg for '
-                                'prismatic joints; empty: none)', True),
-    'limit_restitution': (float, 0.0, 'velocity kept (reversed) when a joint hits a position '
-                                      'limit: 0 stops it (inelastic), 1 bounces it back '
-                                      '(elastic)', True),
-}
-SUMMARY = ('An articulated-body (ABA) simulation of a URDF arm: effort commands in, '
-           'joint_states out.')
-# (kind, name, type, what): --help and the reference docs
-INTERFACES = (
-    ('subscribes', 'effort_controller/commands', 'std_msgs/msg/Float64MultiArray',
-     'efforts in joints order; none for command_timeout: zero torque'),
-    ('subscribes', 'inverse_dynamics_controller/torques', 'sensor_msgs/msg/JointState',
-     'in lockstep (the lockstep_answers parameter): the controller\'s answers, stamped with the '
-     'state they answer'),
-    ('subscribes', 'robot_description', 'std_msgs/msg/String',
-     'transient local; only without urdf_file and the parameter'),
-    ('publishes', 'joint_states', 'sensor_msgs/msg/JointState',
-     'positions, velocities and the efforts applied, at publish_rate'),
-    ('publishes', '/clock', 'rosgraph_msgs/msg/Clock', 'with publish_clock or lockstep'),
-    ('publishes', 'robot_description', 'std_msgs/msg/String',
-     'transient local; from urdf_file or the parameter'),
-    ('publishes', '/diagnostics', 'diagnostic_msgs/msg/DiagnosticArray',
-     'OK at 1 Hz, ERROR when the simulation halts'),
-    ('services', '~/reset', 'std_srvs/srv/Trigger', 'initial pose, brakes on, fault cleared'),
-    ('services', '~/pause', 'std_srvs/srv/SetBool', 'true pauses, false resumes'),
-    ('services', '~/step', 'robot_dynamics_msgs/srv/Step', 'advance N steps while paused'),
-    ('services', '~/apply_wrench', 'robot_dynamics_msgs/srv/ApplyWrench',
-     'push a link, in its frame, for a duration of simulated time'),
-)
 
 
 def carried_state(old, model, q0):
