@@ -44,6 +44,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
+from robot_dynamics_ros.nodes.payload_service import AT_REST  # noqa: E402
 from robot_dynamics_ros.tools.identify import with_payload_link  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
@@ -122,6 +123,19 @@ class Rig:
         assert self.sim.wait_log('releasing the brakes', 60), self.sim.log()[-2000:]
         assert self.estimate.wait_for_service(timeout_sec=20)
         time.sleep(1.5)         # the arm sags onto the controller and the observer settles
+        # and at rest, which the service requires: after the brakes let go a loop that a busy
+        # core stalls takes longer (seen: ur5 still at 11 rad/s 3 s after, beside two loads)
+        assert self.wait(self.at_rest, 20), \
+            f'not at rest: |qd| up to {self.speed():.3f} rad/s' + self.ctrl.log()[-2000:]
+
+    def speed(self, states=200):
+        """Return the fastest joint's speed, in rad/s, over the latest ``states`` joint states."""
+        recent = self.states[-states:]
+        return max((float(np.abs(s.velocity).max()) for s in recent), default=np.inf)
+
+    def at_rest(self, states=200):
+        """Whether the latest ``states`` (0.2 s) joint states are under half of AT_REST."""
+        return len(self.states) >= states and self.speed(states) < AT_REST / 2
 
     def call(self, link='', amplitude=0.0, apply=False, timeout=40.0):
         future = self.estimate.call_async(EstimatePayload.Request(link=link, amplitude=amplitude,
