@@ -27,6 +27,17 @@ import pytest
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(30, 99)))
 
+# `dev.sh test` runs the suite as two pytest sessions at once, by RDR_TEST_PART: 'ros', the tests
+# that start ROS processes or DDS participants (closed loops in real time), at normal priority;
+# 'offline', the modules marked offline (`pytestmark = pytest.mark.offline`: computation, files,
+# command-line tools), beside them at idle CPU priority, so that they take only what the ROS tests
+# leave of the cores. Unset (pytest or colcon test run directly): every test, in one session.
+PART = os.environ.get('RDR_TEST_PART', '')
+OFFLINE_DOMAIN = 'none:RDR_TEST_PART=offline,a_test_marked_offline_must_not_start_ROS'
+if PART == 'offline':
+    # a DDS participant there would run starved of CPU beside the ROS tests: rcl refuses it
+    os.environ['ROS_DOMAIN_ID'] = OFFLINE_DOMAIN
+
 
 # Why the tests of ROS 2's launch system and CLI skip here: neither is on a package registry.
 NO_LAUNCH = ("ROS 2's launch system (launch, launch_ros, launch_testing) is on no package "
@@ -38,6 +49,31 @@ NO_ROS2_CLI = ("the ros2 CLI is on no package registry: this test runs where ROS
 def pytest_configure(config):
     for marker in ('copyright', 'flake8', 'linter', 'pep257', 'xmllint'):
         config.addinivalue_line('markers', f'{marker}: a code style check (ament linters)')
+    config.addinivalue_line('markers', 'offline: starts no ROS process and no DDS participant '
+                            '(dev.sh runs these beside the others, at idle CPU priority)')
+    if PART not in ('', 'ros', 'offline'):
+        raise pytest.UsageError(f'RDR_TEST_PART={PART}: ros, offline, or unset for every test')
+
+
+def pytest_terminal_summary(terminalreporter):
+    if PART == 'offline' and terminalreporter.stats.get('failed'):
+        terminalreporter.write_line(
+            f'RDR_TEST_PART=offline: ROS_DOMAIN_ID={OFFLINE_DOMAIN} here, so rcl refuses DDS '
+            f'("ROS_DOMAIN_ID is not an integral number"): a test that starts ROS processes '
+            f'must not be marked offline')
+
+
+def pytest_collection_modifyitems(config, items):
+    """Keep the part of the suite RDR_TEST_PART names (see PART)."""
+    if not PART:
+        return
+    keep, drop = [], []
+    for item in items:
+        offline = item.get_closest_marker('offline') is not None
+        (keep if offline == (PART == 'offline') else drop).append(item)
+    if drop:
+        config.hook.pytest_deselected(items=drop)
+        items[:] = keep
 
 
 def erd_root():

@@ -22,7 +22,11 @@ Only ``nodes/`` imports rclpy or ROS messages; only ``nodes/`` and ``tools/`` im
 import ast
 import os
 
+import pytest
+
 from ros_harness import PACKAGE
+
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
 
 SRC = os.path.join(PACKAGE, 'robot_dynamics_ros')
 LAYERS = ('dynamics', 'control', 'simulation', 'nodes', 'tools')

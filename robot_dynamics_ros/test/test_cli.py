@@ -20,6 +20,8 @@ import pytest
 
 from conftest import executable
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 
 def cli():
     return executable('robot-dynamics')

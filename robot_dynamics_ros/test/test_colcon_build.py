@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from conftest import interrupt_group
+from conftest import interrupt_group, NO_ROS2_CLI
 from ros_harness import PACKAGE
 
 REPO = os.path.dirname(PACKAGE)
@@ -62,6 +62,7 @@ def build(tmp_path, *extra):
     return ws / 'install'
 
 
+@pytest.mark.offline
 @pytest.mark.parametrize('extra', [[], ['--symlink-install']])
 def test_colcon_builds_both_packages_with_the_installed_layout(tmp_path, extra):
     install = build(tmp_path, *extra)
@@ -87,14 +88,14 @@ def test_colcon_builds_both_packages_with_the_installed_layout(tmp_path, extra):
     r = subprocess.run([str(lib / 'feedforward_node'), '--help'], capture_output=True,
                        text=True, timeout=120)
     assert r.returncode == 0 and r.stdout.startswith('usage: feedforward_node'), r.stderr
-    if not extra:
-        launch_from_the_install(install, tmp_path)
 
 
-def launch_from_the_install(install, tmp_path):
+# not offline: it starts the nodes (a build of its own, where the ros2 CLI is installed)
+@pytest.mark.skipif(shutil.which('ros2', path=os.path.dirname(sys.executable)) is None,
+                    reason=NO_ROS2_CLI)
+def test_ros2_launch_runs_the_simulation_from_the_install(tmp_path):
     """`source install/setup.bash` and `ros2 launch` the simulation from it, then Ctrl-C."""
-    if shutil.which('ros2', path=os.path.dirname(sys.executable)) is None:
-        return                      # no launch system here (test_ros2_launch.py says why)
+    install = build(tmp_path)
     log_path = tmp_path / 'launch.log'
     with open(log_path, 'w') as log:
         proc = subprocess.Popen(

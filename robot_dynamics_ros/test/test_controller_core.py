@@ -20,6 +20,8 @@ from robot_dynamics_ros.control import Controller
 from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, example_urdf,
                                          gravity_torques, rnea)
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 
 @pytest.fixture
 def arm():

@@ -24,6 +24,8 @@ import re
 
 import pytest
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # robot_dynamics_ros/
 ROOT = os.path.dirname(PACKAGE)
 

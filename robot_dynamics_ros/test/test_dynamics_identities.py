@@ -22,6 +22,8 @@ from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, coriolis
 from conftest import robot_urdf
 from pinocchio_oracle import Oracle
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 ROBOTS = ['ur5', 'panda', 'baxter', 'allegro', 'kinova', 'solo12']
 
 

@@ -27,6 +27,8 @@ from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, crba, gr
 from conftest import ROBOTS, robot_urdf
 from pinocchio_oracle import Oracle
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 RTOL = 1e-9
 N_STATES = 8
 

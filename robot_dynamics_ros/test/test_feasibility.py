@@ -29,6 +29,8 @@ from robot_dynamics_ros.dynamics import RobotModel, example_urdf, rnea
 
 from conftest import robot_urdf
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 
 def waypoints(model, kind, m, seed, duration=2.0):
     """Return m random waypoints inside the limits (the middle +- 30 %), ending at rest."""

@@ -163,6 +163,11 @@ def arm(request, ros, tmp_path_factory):
     a.close()
 
 
+# The loop's rules do not depend on the arm, and test_control_loop.py tests each of them without
+# DDS: over DDS they run on one arm, for the node's wiring (messages, parameters, logs, timers).
+ONE_ARM = pytest.mark.parametrize('arm', ['ur5'], indirect=True)
+
+
 def reset(arm, **extra):
     values = dict(mode='gravity', hardware_compensates_gravity=False, on_timeout='zero',
                   payload__link='', payload__mass=0.0)
@@ -325,6 +330,7 @@ def test_bad_service_requests(arm, kwargs, message):
     assert arm.proc.alive()
 
 
+@ONE_ARM
 def test_stale_joint_states_give_the_timeout_behaviour(arm):
     reset(arm)
     q, qd = arm.random_state(60)
@@ -350,6 +356,7 @@ def test_stale_joint_states_give_the_timeout_behaviour(arm):
     assert 'joint_states are back' in arm.proc.log()
 
 
+@ONE_ARM
 def test_bad_joint_states_are_rejected(arm):
     reset(arm)
     q, qd = arm.random_state(70)
@@ -374,6 +381,7 @@ def test_bad_joint_states_are_rejected(arm):
     arm.expect(arm.oracle.gravity(arm.full(q)), 'extra joint, no velocity')
 
 
+@ONE_ARM
 def test_bad_trajectories_are_rejected_and_the_old_one_kept(arm):
     reset(arm, mode='feedforward')
     q, qd = arm.random_state(80)
@@ -413,6 +421,7 @@ def test_bad_trajectories_are_rejected_and_the_old_one_kept(arm):
     assert arm.proc.log().count('keeping the previous behaviour') >= 5
 
 
+@ONE_ARM
 def test_effort_limits_clamp_the_output(arm):
     reset(arm)
     q, qd = arm.random_state(90)
@@ -433,6 +442,7 @@ def test_effort_limits_clamp_the_output(arm):
         arm.set(**{f'effort_limits__{arm.joints[j]}': 1e6})
 
 
+@ONE_ARM
 def test_torques_every_decimates_the_monitor_not_the_commands(arm):
     reset(arm)
     q, qd = arm.random_state(91)
@@ -457,6 +467,7 @@ def test_torques_every_decimates_the_monitor_not_the_commands(arm):
         arm.set(torques_every=1)
 
 
+@ONE_ARM
 def test_invalid_parameters_are_refused(arm):
     for values, reason in [(dict(mode='impedance'), 'mode must be one of'),
                            (dict(torques_every=-1), 'torques_every must be >= 0'),
@@ -470,6 +481,7 @@ def test_invalid_parameters_are_refused(arm):
     assert arm.proc.alive()
 
 
+@ONE_ARM
 def test_invalid_description_keeps_the_model(arm):
     reset(arm)
     q, qd = arm.random_state(100)

@@ -24,6 +24,8 @@ from ament_flake8.main import main_with_errors
 
 from ros_harness import PACKAGE
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 
 @pytest.mark.flake8
 @pytest.mark.linter

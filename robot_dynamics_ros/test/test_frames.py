@@ -31,6 +31,8 @@ from robot_dynamics_ros.dynamics import (RobotModel, crba, dynamically_consisten
 from conftest import ROBOTS, robot_urdf
 from pinocchio_oracle import Oracle
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 TOL = 1e-12
 REFS = {'world': pin.WORLD, 'local': pin.LOCAL, 'local_world_aligned': pin.LOCAL_WORLD_ALIGNED}
 

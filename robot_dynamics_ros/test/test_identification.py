@@ -30,6 +30,8 @@ from robot_dynamics_ros.dynamics.regressor import parameters, regressor, with_pa
 from conftest import robot_urdf
 from identification_data import EPSILON, recording, true_arm
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 NOISE = (1e-5, 1e-3, 0.01)      # position rad, velocity rad/s, effort share of its RMS
 
 

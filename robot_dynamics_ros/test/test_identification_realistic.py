@@ -42,6 +42,8 @@ from conftest import ROBOTS, erd_root
 from pinocchio_oracle import Oracle
 from test_identification import fourier
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 CLI = [sys.executable, '-m', 'robot_dynamics_ros.tools.cli']
 EPSILON = 0.01
 

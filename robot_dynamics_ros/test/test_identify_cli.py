@@ -36,6 +36,8 @@ from conftest import ROBOTS, erd_root
 from identification_data import recording, true_arm, write_bag
 from test_identification import NOISE, fourier
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 CLI = [sys.executable, '-m', 'robot_dynamics_ros.tools.cli']
 
 

@@ -26,8 +26,11 @@ import subprocess
 import sys
 
 import numpy as np
+import pytest
 
 from test_planar_2r import closed_form
+
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
 
 # One process of a test: load gravity's kernel from the cache (or compile it: the first run), use
 # it, call it with an integer state; in the second run also compile crba's kernel (not cached).

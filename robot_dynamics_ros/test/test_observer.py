@@ -29,6 +29,8 @@ from robot_dynamics_ros.simulation import Simulator
 
 from conftest import robot_urdf
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 K = 50.0
 DT = 1e-3
 CASES = {'panda': 'panda_hand', 'ur5': 'wrist_3_link'}

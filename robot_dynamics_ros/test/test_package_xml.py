@@ -30,6 +30,8 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # robot_dynamics_ros/
 ROOT = os.path.dirname(PACKAGE)
 MANIFESTS = {'robot_dynamics_ros': os.path.join(PACKAGE, 'package.xml'),

@@ -39,6 +39,8 @@ from robot_dynamics_ros.tools.identify import with_payload_link
 
 from conftest import robot_urdf
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02, 0.02])}
 

@@ -18,6 +18,8 @@ import os
 import pytest
 from ament_pep257.main import main
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # robot_dynamics_ros/
 
 ROOT = os.path.dirname(PACKAGE)

@@ -25,6 +25,8 @@ from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, example
                                          gravity_torques, rnea)
 from robot_dynamics_ros.control import quintic
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 M1, M2, L1, L2, G = 10.0, 5.0, 1.0, 0.8, 9.81
 
 

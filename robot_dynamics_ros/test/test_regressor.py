@@ -29,6 +29,8 @@ from conftest import ROBOTS, robot_urdf
 from pinocchio_oracle import Oracle
 from test_dynamics_pinocchio import random_states
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 RTOL = 1e-12
 
 

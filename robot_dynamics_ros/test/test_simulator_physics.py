@@ -29,6 +29,8 @@ from robot_dynamics_ros.simulation import SimulationDiverged, Simulator
 from conftest import robot_urdf
 from pinocchio_oracle import Oracle
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 PENDULUM = '''<robot name="pendulum"><link name="base"/>
 <joint name="j" type="continuous"><parent link="base"/><child link="rod"/>
 <axis xyz="0 1 0"/></joint>

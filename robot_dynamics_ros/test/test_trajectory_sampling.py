@@ -18,6 +18,8 @@ import pytest
 
 from robot_dynamics_ros.control import JointTrajectory
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 S = 100.0   # start time
 
 

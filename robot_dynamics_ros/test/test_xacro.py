@@ -30,6 +30,8 @@ from robot_dynamics_ros.dynamics import (RobotModel, example_urdf, gravity_torqu
 
 from conftest import executable
 
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
 
 def states(n, count=20, seed=3):
     rng = np.random.default_rng(seed)
