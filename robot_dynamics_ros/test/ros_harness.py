@@ -30,17 +30,13 @@ from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
-from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS
+# seconds: tests import it from here
+from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS, seconds  # noqa: F401
 
 from conftest import executable  # noqa: F401 (tests import it from here too)
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # robot_dynamics_ros/
 CONFIG = os.path.join(PACKAGE, 'config')
-
-
-def seconds(stamp):
-    """Return a builtin_interfaces Time or Duration in seconds."""
-    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 def ros_list(values):
@@ -146,9 +142,9 @@ class Peer:
         msg.clock.nanosec = int(round((t - int(t)) * 1e9))
         self.clock_pub.publish(msg)
 
-    def spin(self, seconds, period=0.01):
-        """Spin, republishing the clock and the current state every `period`."""
-        deadline = time.monotonic() + seconds
+    def spin(self, duration, period=0.01):
+        """Spin for ``duration`` s, republishing the clock and the current state every `period`."""
+        deadline = time.monotonic() + duration
         while time.monotonic() < deadline:
             self._tick()
             rclpy.spin_once(self.node, timeout_sec=period)

@@ -388,13 +388,13 @@ class Controller:
     def set_gains(self, kp, kd):
         k = len(self.joints)
         gains = []
-        for name, g in (('kp', kp), ('kd', kd)):
-            g = np.asarray(g, dtype=float).ravel()
+        for name, given in (('kp', kp), ('kd', kd)):
+            g = np.asarray(given, dtype=float).ravel()
             if g.size == 1:
                 g = np.full(k, g[0])
             if g.shape != (k,) or not np.all(np.isfinite(g)) or np.any(g < 0):
                 raise ValueError(f'{name} needs one value >= 0 or one per commanded joint ({k}), '
-                                 f'got {g.tolist()}')
+                                 f'got {np.asarray(given, dtype=float).ravel().tolist()}')
             full = np.zeros(self.base_model.n)
             full[self.cmd] = g
             gains.append(full)

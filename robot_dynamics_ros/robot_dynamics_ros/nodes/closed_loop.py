@@ -142,6 +142,7 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
     from rosgraph_msgs.msg import Clock
 
     from ..dynamics import RobotModel
+    from .common import seconds
 
     model = RobotModel.from_urdf_file(urdf_path)
     q_start = np.asarray(q_start, float)
@@ -162,9 +163,6 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
     def now():
         """Return the time targets and records follow: simulated in lockstep, else wall time."""
         return sim_time[0] if lockstep else time.monotonic()
-
-    def seconds(stamp):
-        return stamp.sec + 1e-9 * stamp.nanosec
 
     def when(m):
         """Return when message ``m`` was: its stamp in lockstep, else its receipt."""
