@@ -43,7 +43,7 @@ from std_srvs.srv import SetBool, Trigger
 
 from ..control import default_joints, shared_joints
 from ..dynamics import PRISMATIC
-from ..simulation import INTEGRATORS, Sensors, SimulationDiverged, Simulator, initial_pose
+from ..simulation import INTEGRATORS, Sensors, SimulatedArm, Simulator, initial_pose
 from ..simulation.sensors import FIELDS as SENSOR_FIELDS
 from .common import (DESCRIPTION_QOS, STREAM_DEPTH, DescriptionSource, Throttle,
                      coerce_numbers, declare, file_description, run_node, usage)
@@ -78,14 +78,9 @@ class SimulatorNode(Node):
         if problem:
             raise SystemExit(f'[{NODE_NAME}] invalid parameter: {problem}')
         self.lock = threading.Lock()
-        self.sim = None
-        self.joints = ()
-        self.cmd_idx = None
-        self.command = None
-        self.last_command = None
+        self.arm = None                 # the SimulatedArm (None: no model yet)
         self.halted = None              # why the simulation halted (None: running)
         self.paused = False
-        self.braked = False             # holding the initial pose until the first command
         self.reanchor = True
         self.schedule = None            # (ROS time ns, simulated s) of the pacing's anchor
         self.next_held = 0.0            # wall time of the next held-state message
@@ -102,8 +97,6 @@ class SimulatorNode(Node):
         # command) left one more state in flight for good: commands acted 5 steps late
         self.answers = (v['lockstep_answers'] if v['lockstep'] and v['lockstep_answers']
                         else None)
-        self.latest_stamp = None        # (sec, nanosec) of the latest state published
-        self.answer_idx = {}            # answer's joint names -> indices of self.joints
         self.answers_seen = (0.0, False)    # (when checked, a publisher on the answers topic)
         if self.answers is not None:
             self.create_subscription(JointState, self.answers, self._on_answer, 10)
@@ -111,7 +104,6 @@ class SimulatorNode(Node):
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.create_service(Step, '~/step', self._on_step)
         self.create_service(ApplyWrench, '~/apply_wrench', self._on_apply_wrench)
-        self.wrench_end = {}            # link -> simulated time its wrench ends
         self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
         xml, source = file_description(NODE_NAME, v['urdf_file'], v['xacro_args'])
         # given a file, the simulated arm is that file's: a description republished on the topic
@@ -159,12 +151,12 @@ class SimulatorNode(Node):
                 model = model.with_armature(v['armature'])
             q0, pose = initial_pose(model, joints, v['initial_positions'])
             with self.lock:
-                old = self.sim
+                old = self.arm
             q, qd = q0, None
             if old is not None:
                 # a description that changed while running: the arm stays where it is and keeps
                 # moving as it was (the start pose only through ~/reset)
-                q, qd, pose = carried_state(old, model, q0)
+                q, qd, pose = carried_state(old.sim, model, q0)
             sim = Simulator(model, dt=v['timestep'], integrator=v['integrator'],
                             damping=v['damping'] or None, friction=v['friction'] or None, q0=q,
                             qd0=qd, restitution=v['limit_restitution'],
@@ -174,19 +166,13 @@ class SimulatorNode(Node):
         except ValueError as e:
             self.get_logger().error(f'cannot simulate the model from {source}: {e}')
             return
+        arm = SimulatedArm(sim, joints, sensors, braked=v['hold_until_command'])
         with self.lock:
             if old is not None:
-                sim.t = old.t               # simulated time goes on (stamps, /clock)
-                if tuple(joints) != tuple(self.joints):
-                    self.command, self.last_command = None, None    # another command order
+                arm.take_over(old)
             else:
-                self.command, self.last_command, self.halted = None, None, None
-                self.braked = v['hold_until_command']
-            self.sim, self.joints, self.q0, self.sensors = sim, joints, q0, sensors
-            # the torques applied since the last joint state was published, summed per step:
-            # its effort is their mean over that interval (see _publish)
-            self.applied_sum, self.applied_steps = np.zeros(model.n), 0
-            self.cmd_idx = np.array([model.index(j) for j in joints], dtype=np.int64)
+                self.halted = None
+            self.arm, self.q0 = arm, q0
             self.reanchor = True
             self._units = ['m' if t == PRISMATIC else 'rad' for t in model.jtype]
         self.get_logger().info(
@@ -202,32 +188,27 @@ class SimulatorNode(Node):
             f'command order {list(joints)} ({why}); '
             f'initial pose {np.round(sim.q, 4).tolist()} ({pose})' + (
                 f'; armature {model.armature.tolist()} (kg m^2 or kg)' if v['armature'] else ''))
-        if self.braked:
+        if arm.braked:
             self.get_logger().info(
                 f'holding the initial pose (brakes engaged) until the first effort command on '
                 f'{self.resolve_topic_name("effort_controller/commands")}')
 
     def _on_command(self, msg):
         with self.lock:
-            if self.sim is None:
+            arm = self.arm
+            if arm is None:
                 return
-            data = np.asarray(msg.data, dtype=float)
-            if data.shape != (len(self.joints),):
-                self.throttle.warning('len', f'rejected command: {data.size} values for '
-                                             f'{len(self.joints)} joints {list(self.joints)}')
+            braked = arm.braked
+            problem = arm.take(msg.data, time.monotonic())
+            if problem:
+                self.throttle.warning(problem, f'rejected command: {problem}')
                 return
-            if not np.all(np.isfinite(data)):
-                self.throttle.warning('nan', 'rejected command: NaN or Inf')
-                return
-            self.command = data
-            self.last_command = time.monotonic()
-            if self.braked:
-                self.braked = False
+            if braked:
                 self.get_logger().info('first effort command: releasing the brakes')
             if (self.values['lockstep'] and not self.paused and self.halted is None
                     and not self._answered()):
-                self._advance(self.sim, 1, stale_after=None)
-                self._publish(self.sim)
+                self._advance(1, stale_after=None)
+                self._publish()
 
     def _answered(self):
         """Return whether lockstep steps on stamped answers (a publisher on their topic)."""
@@ -243,53 +224,35 @@ class SimulatorNode(Node):
     def _on_answer(self, msg):
         """Lockstep: step once with the efforts that answer the latest state (by its stamp)."""
         with self.lock:
-            sim = self.sim
-            if sim is None or self.paused or self.halted is not None:
-                return
-            stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
-            # the first state is stamped 0, which a controller answers on its own clock
-            if self.latest_stamp is None or (self.latest_stamp != (0, 0)
-                                             and stamp != self.latest_stamp):
+            arm = self.arm
+            if arm is None or self.paused or self.halted is not None or not arm.answers_latest(
+                    (msg.header.stamp.sec, msg.header.stamp.nanosec)):
                 return                  # the answer to an older state: it moves nothing
-            names = tuple(msg.name)
-            idx = self.answer_idx.get(names)
-            if idx is None:
-                where = {n: i for i, n in enumerate(names)}
-                missing = [j for j in self.joints if j not in where]
-                if missing or len(msg.effort) != len(names):
-                    self.throttle.warning('answer', f'{self.answers}: no effort for {missing} '
-                                                    f'(names {list(names)}, '
-                                                    f'{len(msg.effort)} efforts): not a step')
-                    return
-                idx = self.answer_idx[names] = np.array([where[j] for j in self.joints],
-                                                        dtype=np.int64)
-            data = np.asarray(msg.effort, dtype=float)[idx]
-            if not np.all(np.isfinite(data)):
-                self.throttle.warning('nan', f'{self.answers}: NaN or Inf: not a step')
+            braked = arm.braked
+            problem = arm.take_answer(msg.name, msg.effort, time.monotonic())
+            if problem:
+                self.throttle.warning(f'answer: {problem}',
+                                      f'{self.answers}: {problem}: not a step')
                 return
-            self.command, self.last_command = data, time.monotonic()
-            if self.braked:
-                self.braked = False
+            if braked:
                 self.get_logger().info('first answer: releasing the brakes')
-            self._advance(sim, 1, stale_after=None)
-            self._publish(sim)
+            self._advance(1, stale_after=None)
+            self._publish()
 
     def _on_reset(self, request, response):
         with self.lock:
-            if self.sim is None:
+            arm = self.arm
+            if arm is None:
                 response.success, response.message = False, 'no model yet'
                 return response
-            self.sim.reset(self.q0)
-            for link in list(self.sim.wrenches):            # a fresh start: no pushes either
-                self.sim.set_wrench(link, None)
-            self.wrench_end = {}
-            self.command, self.last_command, self.halted = None, None, None
-            self.braked = self.values['hold_until_command']     # brakes on again
+            # a fresh start: no pushes, no command, the brakes on again (if they were at start)
+            arm.reset(self.q0, braked=self.values['hold_until_command'])
+            self.halted = None
             self.reanchor = True            # pace from now, not from the old start
-            self._publish(self.sim)
+            self._publish()
         self._diagnose()
         self.get_logger().info('reset to the initial pose' + (
-            ' (brakes engaged until the next effort command)' if self.braked else ''))
+            ' (brakes engaged until the next effort command)' if arm.braked else ''))
         response.success, response.message = True, 'reset to the initial pose'
         return response
 
@@ -298,7 +261,7 @@ class SimulatorNode(Node):
             changed = self.paused != request.data
             self.paused = bool(request.data)
             self.reanchor = True            # resume paced from now
-            t = self.sim.t if self.sim is not None else 0.0
+            t = self.arm.sim.t if self.arm is not None else 0.0
         response.success = True
         response.message = (f'{"paused" if self.paused else "running"} at t = {t:.4f} s'
                             + ('' if changed else ' (already)'))
@@ -309,7 +272,7 @@ class SimulatorNode(Node):
 
     def _on_step(self, request, response):
         with self.lock:
-            sim = self.sim
+            sim = self.arm.sim if self.arm is not None else None
             if sim is None:
                 response.success, response.message = False, 'no model yet'
             elif not self.paused:
@@ -317,8 +280,8 @@ class SimulatorNode(Node):
             elif self.halted is not None:
                 response.success, response.message = False, f'halted: {self.halted}'
             else:
-                done = self._advance(sim, request.steps, stale_after=None)
-                self._publish(sim)
+                done = self._advance(request.steps, stale_after=None)
+                self._publish()
                 response.success = self.halted is None
                 response.message = (f'{done} steps to t = {sim.t:.4f} s' if response.success
                                     else f'halted after {done} steps: {self.halted}')
@@ -331,27 +294,13 @@ class SimulatorNode(Node):
         w = request.wrench
         wrench = np.array([w.force.x, w.force.y, w.force.z, w.torque.x, w.torque.y, w.torque.z])
         with self.lock:
-            sim = self.sim
-            if sim is None:
-                response.success, response.message = False, 'no model yet'
+            arm = self.arm
+            problem = 'no model yet' if arm is None else arm.push(request.link, wrench,
+                                                                  request.duration)
+            if problem:
+                response.success, response.message = False, problem
                 return response
-            if request.link not in sim.model.link_names:
-                response.success = False
-                response.message = (f'unknown link "{request.link}" (links of '
-                                    f'{sim.model.name}: {list(sim.model.link_names)})')
-                return response
-            if not np.all(np.isfinite(wrench)) or not np.isfinite(request.duration):
-                response.success, response.message = False, 'the wrench or duration is not finite'
-                return response
-            if request.duration < 0:
-                response.success = False
-                response.message = f'duration must be >= 0 s, got {request.duration}'
-                return response
-            sim.set_wrench(request.link, wrench)
-            self.wrench_end.pop(request.link, None)
-            if np.any(wrench) and request.duration > 0:
-                self.wrench_end[request.link] = sim.t + request.duration
-            t = sim.t
+            t = arm.sim.t
             response.stamp = self._stamp(t)
         response.success, response.time = True, t
         response.message = (f'removed the wrench on {request.link}' if not np.any(wrench) else
@@ -363,34 +312,12 @@ class SimulatorNode(Node):
         return response
 
     # ---- the simulation ------------------------------------------------------------------------
-    def _advance(self, sim, steps, stale_after):
-        """
-        Step ``sim`` (the lock held) with the last command; returns the steps done.
-
-        ``stale_after``: seconds after which a command no longer counts (zero torque then), or
-        None to apply the last command whatever its age (lockstep, ~/step while paused).
-        """
-        tau = np.zeros(sim.model.n)
-        if self.command is not None and (stale_after is None or
-                                         time.monotonic() - self.last_command <= stale_after):
-            tau[self.cmd_idx] = self.command
-        for k in range(steps):
-            if self.braked:                     # the brakes hold the pose; time runs on
-                sim.t += sim.dt
-                continue
-            try:
-                sim.step(tau)
-                self.applied_sum += sim.applied
-                self.applied_steps += 1
-            except SimulationDiverged as e:
-                self._halt(str(e))
-                return k
-            if self.wrench_end:
-                for link, end in list(self.wrench_end.items()):
-                    if sim.t >= end - 1e-9:
-                        sim.set_wrench(link, None)
-                        del self.wrench_end[link]
-        return steps
+    def _advance(self, steps, stale_after):
+        """Step the arm (the lock held; see SimulatedArm.advance); halt if it diverged."""
+        done, diverged = self.arm.advance(steps, time.monotonic(), stale_after)
+        if diverged:
+            self._halt(diverged)
+        return done
 
     def _halt(self, reason):
         """Stop integrating (the lock held); the held state is published until ~/reset."""
@@ -430,34 +357,33 @@ class SimulatorNode(Node):
                 self._diagnose()
                 next_diagnostics = now + 1.0
             with self.lock:
-                sim = self.sim
+                arm = self.arm
+                sim = arm.sim if arm is not None else None
                 idle = sim is None or self.halted is not None or self.paused or v['lockstep']
                 if sim is not None and idle and now >= self.next_held:
                     # halted or paused: a real arm still reports its joints (halted: at rest,
                     # brakes on). Lockstep: the state again when no command came for 0.1 s (the
                     # loop's first message, or one the controller lost), else nothing extra
                     if not v['lockstep'] or self.halted is not None or self.paused:
-                        self._publish(sim, held=self.halted is not None)
+                        self._publish(held=self.halted is not None)
                         self.next_held = now + held_period
-                    elif now - (self.last_command or 0.0) > 0.1:
-                        self._publish(sim)
+                    elif now - (arm.last_command or 0.0) > 0.1:
+                        self._publish()
                         self.next_held = now + 0.1
                 if not idle:
                     if self.reanchor:
                         wall0, sim0, self.reanchor = time.perf_counter(), sim.t, False
                         self.schedule = (self.get_clock().now().nanoseconds, sim0)
-                    fresh = (self.last_command is not None and
-                             now - self.last_command <= v['command_timeout'])
-                    if fresh:
+                    if arm.fresh(now, v['command_timeout']):
                         timed_out = False
-                    elif self.last_command is not None and not timed_out:
+                    elif arm.last_command is not None and not timed_out:
                         timed_out = True
                         self.get_logger().warning(
                             f'no command for {v["command_timeout"]} s: applying zero torque')
-                    self._advance(sim, 1, stale_after=v['command_timeout'])
+                    self._advance(1, stale_after=v['command_timeout'])
                     k += 1
                     if k % publish_every == 0 or self.halted is not None:
-                        self._publish(sim, held=self.halted is not None)
+                        self._publish(held=self.halted is not None)
                     halted_now = self.halted is not None
                 else:
                     halted_now = False
@@ -482,30 +408,16 @@ class SimulatorNode(Node):
                 if left > 0:
                     time.sleep(left)        # a little late at worst; no busy wait on 2 cores
 
-    def _publish(self, sim, held=False):
-        """
-        Publish joint_states (and /clock) of ``sim`` now.
-
-        The effort is the mean torque applied over the interval since the previous joint state
-        (the applied torques of its steps averaged): what a momentum observer integrates over
-        that interval. The last step's alone was off by a changed command's share at 250 and
-        500 Hz, where a state covers 4 and 2 steps.
-        """
-        zeros = np.zeros(sim.model.n)
-        if self.applied_steps:
-            applied = self.applied_sum / self.applied_steps
-        else:                               # no step since the last state: as it was
-            applied = sim.applied
-        self.applied_sum[:] = 0.0
-        self.applied_steps = 0
-        q, qd, effort = self.sensors.read(sim.q, zeros if held else sim.qd,
-                                          zeros if held else applied)
-        msg = JointState(name=list(sim.model.joint_names), position=q.tolist(),
+    def _publish(self, held=False):
+        """Publish joint_states (and /clock) of the arm now (the lock held; see its report)."""
+        arm = self.arm
+        q, qd, effort = arm.report(held)
+        msg = JointState(name=list(arm.sim.model.joint_names), position=q.tolist(),
                          velocity=qd.tolist(), effort=effort.tolist())
-        msg.header.stamp = self._stamp(sim.t, held)
+        msg.header.stamp = self._stamp(arm.sim.t, held)
         if self.clock_pub is not None:
             self.clock_pub.publish(Clock(clock=msg.header.stamp))
-            self.latest_stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
+            arm.latest_stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         self.js_pub.publish(msg)
 
     def _stamp(self, t, held=False):
@@ -532,7 +444,7 @@ class SimulatorNode(Node):
     def _diagnose(self):
         """Publish the simulator's status on /diagnostics (as ROS drivers report theirs)."""
         with self.lock:
-            sim, halted = self.sim, self.halted
+            sim, halted = (self.arm.sim if self.arm is not None else None), self.halted
             status = DiagnosticStatus(name=f'{self.get_name()}: simulation',
                                       hardware_id=sim.model.name if sim is not None else '')
             if sim is None:
@@ -542,7 +454,7 @@ class SimulatorNode(Node):
             else:
                 status.level = DiagnosticStatus.OK
                 status.message = ('paused' if self.paused else
-                                  'holding the initial pose (brakes engaged)' if self.braked
+                                  'holding the initial pose (brakes engaged)' if self.arm.braked
                                   else 'lockstep' if self.values['lockstep'] else 'running')
             if sim is not None:
                 status.values = [KeyValue(key='time (s)', value=f'{sim.t:.4f}')] + [

@@ -17,9 +17,10 @@ Forward-dynamics simulation (ABA) without ROS: integration, friction, joint limi
 
 Calls ``dynamics``; imports no ROS (``nodes/simulator_node.py`` is its ROS adapter).
 """
+from .arm import SimulatedArm
 from .sensors import Sensors
 from .simulator import (INTEGRATORS, START_MARGIN, SimulationDiverged, Simulator, initial_pose,
                         start_pose)
 
-__all__ = ['Simulator', 'SimulationDiverged', 'Sensors', 'INTEGRATORS', 'initial_pose',
-           'start_pose', 'START_MARGIN']
+__all__ = ['Simulator', 'SimulationDiverged', 'SimulatedArm', 'Sensors', 'INTEGRATORS',
+           'initial_pose', 'start_pose', 'START_MARGIN']
