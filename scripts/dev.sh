@@ -226,9 +226,10 @@ case "$cmd" in
     setup; ros_env
     cd "$ROOT"
     start_hogs "${RDR_TEST_HOGS:-0}"
+    pytest=("$VENV/bin/python" -m pytest -p no:cacheprovider "$@" robot_dynamics_ros/test)
     if [ "${RDR_TEST_SPLIT:-1}" = 0 ]; then
       rc=0
-      "$VENV/bin/python" -m pytest -p no:cacheprovider "$@" robot_dynamics_ros/test || rc=$?
+      "${pytest[@]}" || rc=$?
       stop_hogs
       exit $rc
     fi
@@ -238,13 +239,11 @@ case "$cmd" in
     offline_log=$(mktemp)
     idle=(chrt --idle 0)
     "${idle[@]}" true 2>/dev/null || idle=(nice -n 19)
-    RDR_TEST_PART=offline "${idle[@]}" "$VENV/bin/python" -m pytest -p no:cacheprovider "$@" \
-      robot_dynamics_ros/test >"$offline_log" 2>&1 &
+    RDR_TEST_PART=offline "${idle[@]}" "${pytest[@]}" >"$offline_log" 2>&1 &
     OFFLINE=$!
     trap 'kill $OFFLINE 2>/dev/null || true; stop_hogs' EXIT INT TERM
     ros_rc=0
-    RDR_TEST_PART=ros "$VENV/bin/python" -m pytest -p no:cacheprovider "$@" \
-      robot_dynamics_ros/test || ros_rc=$?
+    RDR_TEST_PART=ros "${pytest[@]}" || ros_rc=$?
     offline_rc=0
     wait $OFFLINE || offline_rc=$?
     stop_hogs

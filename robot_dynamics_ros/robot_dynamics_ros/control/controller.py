@@ -389,12 +389,11 @@ class Controller:
         k = len(self.joints)
         gains = []
         for name, given in (('kp', kp), ('kd', kd)):
-            g = np.asarray(given, dtype=float).ravel()
-            if g.size == 1:
-                g = np.full(k, g[0])
+            given = np.asarray(given, dtype=float).ravel()
+            g = np.full(k, given[0]) if given.size == 1 else given
             if g.shape != (k,) or not np.all(np.isfinite(g)) or np.any(g < 0):
                 raise ValueError(f'{name} needs one value >= 0 or one per commanded joint ({k}), '
-                                 f'got {np.asarray(given, dtype=float).ravel().tolist()}')
+                                 f'got {given.tolist()}')
             full = np.zeros(self.base_model.n)
             full[self.cmd] = g
             gains.append(full)
