@@ -180,11 +180,26 @@ def _interfaces(peer, ns, node, timeout=10.0):
                 found |= {(kind, topic, rtype) for kind, get in graph
                           for topic, types in get(name, namespace) for rtype in types
                           if not any(s in topic for s in STANDARD)}
+        found = _actions(found)
         if found and found == seen:
             return found
         seen = found
         time.sleep(0.5)
     return seen
+
+
+ACTION_PARTS = ('_SendGoal', '_GetResult', '_FeedbackMessage')
+
+
+def _actions(found):
+    """Fold an action's topics and services (``<name>/_action/...``) into its name and type."""
+    out = set()
+    for kind, name, rtype in found:
+        if '/_action/' not in name:
+            out.add((kind, name, rtype))
+        elif rtype.endswith(ACTION_PARTS):      # the rest (status, cancel) is action_msgs'
+            out.add(('actions', name.split('/_action/')[0], rtype.rsplit('_', 1)[0]))
+    return out
 
 
 def test_the_readme_node_tables_are_rendered_from_the_nodes():

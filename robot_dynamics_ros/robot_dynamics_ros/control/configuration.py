@@ -53,6 +53,11 @@ def problem(v):
                 f'"{v["nullspace.projector"]}"')
     if not v['task.target_timeout'] >= 0:
         return f'task.target_timeout must be >= 0 (0: never), got {v["task.target_timeout"]}'
+    for name in [k for k in v if k.startswith('constraints.')]:
+        if not (np.isfinite(v[name]) and v[name] >= 0):
+            return f'{name} must be >= 0 (0: not checked), got {v[name]}'
+    if not (np.isfinite(v['action_monitor_rate']) and v['action_monitor_rate'] > 0):
+        return f'action_monitor_rate must be > 0 (Hz), got {v["action_monitor_rate"]}'
     if v['collision.reaction'] not in REACTIONS:
         return f'collision.reaction must be one of {REACTIONS}, got "{v["collision.reaction"]}"'
     return None

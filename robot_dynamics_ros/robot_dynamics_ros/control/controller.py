@@ -634,16 +634,21 @@ class Controller:
         return [self.joints[k] for k in np.flatnonzero(old)]
 
     def set_trajectory(self, joint_names, times, positions, velocities, accelerations, *,
-                       start_time, now, q, qd):
+                       start_time, now, q, qd, efforts=None):
         """
         Validate and take a new trajectory (it replaces the old one).
 
         ``start_time`` is the absolute start (``now`` when the message's stamp is zero); ``q``,
-        ``qd`` the state at arrival. Raises ValueError, keeping the previous trajectory, when it is
-        invalid.
+        ``qd`` the state at arrival. ``efforts``: the points' effort feedforward (or None); it
+        starts from the running trajectory's feedforward now. Raises ValueError, keeping the
+        previous trajectory, when it is invalid.
         """
+        effort0 = None
+        if efforts is not None:
+            effort0 = self.trajectory_effort(now)[[self.base_model.index(j) for j in joint_names
+                                                   if self.base_model.has_joint(j)]]
         traj, idx = self._trajectory(joint_names, times, positions, velocities, accelerations,
-                                     start_time, q, qd)
+                                     start_time, q, qd, efforts, effort0)
         if traj.end_time < now:
             raise ValueError(f'the trajectory ended {now - traj.end_time:.3f} s ago '
                              f'(stamped start + last time_from_start is in the past)')
@@ -669,14 +674,23 @@ class Controller:
                                 sample_period=sample_period)
 
     def _trajectory(self, joint_names, times, positions, velocities, accelerations, start_time,
-                    q, qd):
+                    q, qd, efforts=None, effort0=None):
         """(JointTrajectory from the state q, qd in model order, its joints' model indices)."""
         unknown = [j for j in joint_names if j not in self.base_model.joint_names]
         if unknown:
             raise ValueError(f'unknown joints {unknown}')
         idx = np.array([self.base_model.index(j) for j in joint_names], dtype=np.int64)
         return JointTrajectory(joint_names, times, positions, velocities, accelerations,
-                               start_time=start_time, q0=q[idx], qd0=qd[idx]), idx
+                               start_time=start_time, q0=q[idx], qd0=qd[idx], efforts=efforts,
+                               effort0=effort0), idx
+
+    def trajectory_effort(self, t):
+        """The running trajectory's effort feedforward at time t, model order (zeros: none)."""
+        out = np.zeros(self.base_model.n)
+        if self.trajectory is not None and self.trajectory[0].efforts is not None:
+            traj, idx, _ = self.trajectory
+            out[idx] = traj.effort(t)
+        return out
 
     def desired(self, t, q):
         """(q_d, qd_d, qdd_d) in model order at time t, or None without trajectory."""
@@ -711,6 +725,8 @@ class Controller:
         if self.mode == 'gravity':
             return friction + (np.zeros(m.n) if self.hardware_compensates_gravity else
                                gravity_torques(m, q))
+        if self.trajectory is not None and self.trajectory[0].efforts is not None:
+            friction = friction + self.trajectory_effort(t)    # the points' effort feedforward
         if self.mode == 'feedforward':
             tau = gravity_torques(m, q) if des is None else rnea(m, *des)
         else:

@@ -19,12 +19,14 @@ Joint states, targets and time in; commands, estimates and events out.
 
 ``ControlLoop`` holds every rule of feedforward_node between a message's contents and what goes
 out: joint states merged per joint, stale and missing joints (the ``on_timeout`` command), the
-time a trajectory is at, the observer's torque source and its gaps, collision detection and the
-reaction, the bumpless change of model, the task-space targets' stream and timeout, the
-bandwidth warning. It never reads a clock: every call takes ``now`` (monotonic seconds) and, where
-a trajectory is timed, ``clock`` (a callable returning the node's ROS time in seconds). It logs
-through ``log``: an object with ``warning(key, message, period)``, ``info(key, message,
-period)`` (throttled per key), ``error(message)`` and ``once(key, message, level)``.
+time a trajectory is at, FollowJointTrajectory goals (``follow``: accepted or refused, checked
+against their tolerances on every command, ended by whatever takes the arm from them), the
+observer's torque source and its gaps, collision detection and the reaction, the bumpless change
+of model, the task-space targets' stream and timeout, the bandwidth warning. It never reads a
+clock: every call takes ``now`` (monotonic seconds) and, where a trajectory is timed, ``clock``
+(a callable returning the node's ROS time in seconds). It logs through ``log``: an object with
+``warning(key, message, period)``, ``info(key, message, period)`` (throttled per key),
+``error(message)`` and ``once(key, message, level)``.
 
 The node owns parameters, subscriptions, publishers, services and threads; it calls the loop
 with each message and publishes the ``Reply``.
@@ -35,8 +37,13 @@ import time
 import numpy as np
 
 from ..dynamics import gravity_torques
+from .controller import JOINT_MODES
 from .observer import over_threshold
 from .task_space import TASK_MODES
+from .trajectory_goal import (ABORTED, CANCELED, CODE_NAMES as CODES, INVALID_GOAL,
+                              OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED, SUCCEEDED,
+                              SUCCESSFUL, Goal, Refused, tables as goal_tables,
+                              tolerances as goal_tolerances)
 
 BUMPLESS = 0.2          # s over which the efforts move to a new model's (a description change)
 # A trajectory is sampled at the stamp of the joint state each command answers (what the arm did
@@ -103,6 +110,7 @@ class ControlLoop:
         self.observed = None              # the time of the observer's last sample
         self.efforts = self.effort_seen = self.motor = self.estimate = None     # model order
         self.command = None               # the last command sent (commanded-joint order)
+        self.goal = None                  # the running FollowJointTrajectory Goal
         self.commands = self.estimates = 0
         self.reply = Reply()
         self._defaults_noted = False
@@ -128,6 +136,13 @@ class ControlLoop:
             elif ctrl.trajectory is not None:
                 self.log.info('goes on', 'the running trajectory goes on with the new model',
                               0.0)
+        goal = self.goal
+        if goal is not None and (ctrl.trajectory is None or ctrl.joints != goal.joints):
+            self._end_goal(ABORTED, INVALID_GOAL, 'the robot_description changed and the '
+                                                  'trajectory does not go on with the new model',
+                           hold=False)
+        elif goal is not None:
+            goal.trajectory = ctrl.trajectory       # the same motion, in the new model's indices
         self.ctrl, self.values = ctrl, values
         self._set_observer(observer, thresholds, effort_gain)
         self.collided = self.armed = False
@@ -164,6 +179,9 @@ class ControlLoop:
                 self.log.info('mode', f'mode {ctrl.mode}: frame {ctrl.task["frame"]}, target '
                                       f'its pose now; targets on {target_topic}', 0.0)
         self.ctrl, self.values = ctrl, values
+        if self.goal is not None and old is not None and ctrl.mode != old.mode:
+            self._end_goal(ABORTED, INVALID_GOAL, f'the mode changed from {old.mode} to '
+                                                  f'{ctrl.mode}', hold=ctrl.mode in JOINT_MODES)
         self._set_observer(observer, thresholds, effort_gain)
         if len(self.command) != len(ctrl.joints):
             self.command = np.zeros(len(ctrl.joints))
@@ -273,11 +291,18 @@ class ControlLoop:
             reply.collision = (over, r[over].copy(), self.thresholds[over].copy(), reaction)
             if reaction != 'none':
                 ctrl.react(reaction, ctrl.q)
-            names = [ctrl.base_model.joint_names[i] for i in over]
+                self._end_goal(ABORTED, PATH_TOLERANCE_VIOLATED, f'collision on '
+                                                                 f'{self._names(over)}: '
+                                                                 f'reaction {reaction}',
+                               hold=False)
+            names = self._names(over)
             self.log.error(f'collision: external torques {np.round(r[over], 3).tolist()} N m on '
                            f'{names} over the thresholds {self.thresholds[over].tolist()}; '
                            f'reaction {reaction}' +
                            (' until ~/reset_collision' if reaction != 'none' else ''))
+
+    def _names(self, indices):
+        return [self.ctrl.base_model.joint_names[i] for i in indices]
 
     def _detected(self, r):
         """Arm or disarm collision detection; return the joints over threshold that count."""
@@ -325,6 +350,8 @@ class ControlLoop:
         stamped = self.values['rate'] == 0 and self.stamp != 0.0
         t = self.trajectory_time(clock()) if (ctrl.trajectory is not None or not stamped) else 0.0
         des = ctrl.desired(t, ctrl.q) if ctrl.mode not in TASK_MODES else None
+        if self.goal is not None and self._goal_ends(t, des):
+            des = ctrl.desired(t, ctrl.q)           # the hold, from this command on
         at = self.stamp if stamped else now        # the state's time: the task modes' rate limit
         if ctrl.mode in TASK_MODES:
             self._target_timeout(now)
@@ -404,6 +431,8 @@ class ControlLoop:
         """
         ctrl, log = self.ctrl, self.log
         if ctrl is not None and not points:
+            self._end_goal(ABORTED, INVALID_GOAL, 'stopped by an empty trajectory on the '
+                                                  'joint_trajectory topic', hold=False)
             ctrl.trajectory = None
             ctrl.hold = None
             log.info('empty', 'empty trajectory: stopping the current one and holding position',
@@ -421,12 +450,15 @@ class ControlLoop:
         now = self.trajectory_time(clock())       # where the arm is in time
         start = now if stamp == 0 else stamp
         try:
-            names, times, *rest = self._scaled(tables())
+            *table, efforts = tables()
+            (names, times, *rest), _ = self._scaled(table)
             traj = ctrl.set_trajectory(names, times, *rest, start_time=start, now=now, q=ctrl.q,
-                                       qd=ctrl.qd)
+                                       qd=ctrl.qd, efforts=efforts)
         except ValueError as e:
             log.error(f'rejected trajectory: {e}; keeping the previous behaviour')
             return False
+        self._end_goal(ABORTED, INVALID_GOAL, 'replaced by a trajectory on the joint_trajectory '
+                                              'topic', hold=False)
         log.info('accepted', f'trajectory accepted: {len(times)} points ({traj.kind}) for '
                              f'{list(traj.joint_names)}, ends in {traj.end_time - now:.2f} s', 0.0)
         return True
@@ -435,18 +467,18 @@ class ControlLoop:
         """
         Apply trajectory_scaling to a trajectory arriving now (ValueError: refused).
 
-        Returns the tables to run, stretched when needed.
+        Returns the tables to run, stretched when needed, and the factor (1: as given).
         """
         mode, ctrl = self.values['trajectory_scaling'], self.ctrl
         if mode == 'off':
-            return tables
+            return tables, 1.0
         t0 = time.perf_counter()
         result = ctrl.check_trajectory(*tables, q=ctrl.q, qd=ctrl.qd)
         took = (time.perf_counter() - t0) * 1e3
         k = result.min_time_scale
         if result.feasible:
             self.log.info('check', f'trajectory check ({took:.1f} ms): {result.message()}', 0.0)
-            return tables
+            return tables, 1.0
         if mode == 'reject' or not np.isfinite(k):
             raise ValueError(f'{result.message()} (trajectory_scaling {mode})')
         names, times, positions, velocities, accelerations = tables
@@ -459,7 +491,7 @@ class ControlLoop:
                          f'{times[-1]:.3f} s): the {result.limiting_kind} limit of '
                          f'{result.limiting_joint} at t = {result.limiting_time:.3f} s (check '
                          f'{took:.1f} ms)', 0.0)
-        return stretched
+        return stretched, k
 
     def check(self, tables, start, period):
         """
@@ -495,6 +527,115 @@ class ControlLoop:
         return ctrl.check_trajectory(names, times, positions, velocities, accelerations, q=q,
                                      qd=qd, sample_period=period)
 
+    # ---- FollowJointTrajectory goals --------------------------------------------------------
+    def follow(self, request, now, clock, notify=None):
+        """
+        Take a FollowJointTrajectory goal (a trajectory_goal.Request); return its running Goal.
+
+        Refused (logged) when it cannot run: the result code and the reason. An accepted goal
+        replaces the running one (which ends, replaced) and starts from the current state;
+        ``notify`` is called once it has ended (``Goal.outcome``). ``now``: monotonic seconds;
+        ``clock``: the node's ROS time.
+        """
+        try:
+            goal = self._accept(request, now, clock, notify)
+        except Refused as e:
+            self.log.error(f'goal refused ({CODES[e.code]}): {e}')
+            raise
+        self.log.info('goal', f'goal accepted: {len(goal.times)} points for '
+                              f'{list(request.names)}, ends in '
+                              f'{goal.end_time - self.trajectory_time(clock()):.2f} s', 0.0)
+        return goal
+
+    def _accept(self, request, now, clock, notify):
+        ctrl, v = self.ctrl, self.values
+        if ctrl is None:
+            raise Refused(INVALID_GOAL, 'no robot_description yet')
+        if ctrl.mode not in ('feedforward', 'computed_torque'):
+            raise Refused(INVALID_GOAL, f'mode {ctrl.mode} does not follow joint trajectories '
+                                        f'(set mode to computed_torque or feedforward)')
+        if ctrl.reaction is not None:
+            raise Refused(INVALID_GOAL, f'a collision reaction ({ctrl.reaction}) is active: '
+                                        f'call ~/reset_collision first')
+        stale = ctrl.missing_joints() or ctrl.stale_joints(now, v['state_timeout'])
+        if stale:
+            raise Refused(INVALID_GOAL, f'no fresh joint_states for {stale} (state_timeout '
+                                        f'{v["state_timeout"]} s)')
+        names, times, *table, efforts = goal_tables(
+            request, ctrl.joints, v['allow_partial_joints_goal'],
+            v['allow_nonzero_velocity_at_trajectory_end'])
+        path, goal_tol, goal_time = goal_tolerances(request, ctrl.joints, v)
+        t = self.trajectory_time(clock())
+        start = t if request.stamp == 0 else request.stamp
+        if start + times[-1] < t:
+            raise Refused(OLD_HEADER_TIMESTAMP, f'stamped {request.stamp:.3f} s, the trajectory '
+                                                f'ended {t - start - times[-1]:.3f} s ago')
+        try:
+            (names, times, *table), scale = self._scaled((names, times, *table))
+            ctrl.set_trajectory(names, times, *table, start_time=start, now=t, q=ctrl.q,
+                                qd=ctrl.qd, efforts=efforts)
+        except ValueError as e:
+            raise Refused(INVALID_GOAL, str(e)) from None
+        ctrl.hold = None
+        self._end_goal(ABORTED, INVALID_GOAL, 'replaced by a new goal', hold=False)
+        self.goal = Goal(ctrl.joints, times, path, goal_tol, goal_time, start, scale, notify)
+        self.goal.trajectory = ctrl.trajectory
+        return self.goal
+
+    def cancel(self, goal):
+        """Cancel ``goal``: hold the current position, bumpless. False when it is not running."""
+        if goal is not self.goal or not goal.running:
+            return False
+        self._end_goal(CANCELED, SUCCESSFUL, 'canceled: holding the position')
+        return True
+
+    def end_goal(self, message):
+        """End the running goal, if any (aborted, INVALID_GOAL), holding the position."""
+        self._end_goal(ABORTED, INVALID_GOAL, message)
+
+    def _goal_ends(self, t, des):
+        """Check the running goal at trajectory time t; True when it ended holding here."""
+        goal, ctrl = self.goal, self.ctrl
+        if ctrl.trajectory is not goal.trajectory:
+            self._end_goal(ABORTED, INVALID_GOAL, 'its trajectory was replaced (the payload '
+                                                  'service, or another trajectory)', hold=False)
+            return False
+        c = ctrl.cmd
+        outcome = goal.check(t, (des[0][c], des[1][c], des[2][c]), ctrl.q[c], ctrl.qd[c])
+        if outcome is None:
+            return False
+        self.goal = None
+        self._log_end(outcome)
+        if outcome[0] != SUCCEEDED:         # success holds the last point, as JTC does
+            self._hold()
+        return True
+
+    def _end_goal(self, status, code, message, hold=True):
+        """End the running goal (if any) with this outcome; ``hold``: here, bumpless."""
+        goal = self.goal
+        if goal is None:
+            return
+        self.goal = None
+        self._log_end(goal.end(status, code, message))
+        if hold:
+            self._hold()
+
+    def _log_end(self, outcome):
+        status, code, message = outcome
+        line = f'goal {status} ({CODES[code]}): {message}'
+        if status == ABORTED:
+            self.log.warning(('goal end', code), line, 0.0)
+        else:
+            self.log.info(('goal end', status), line, 0.0)
+
+    def _hold(self):
+        """Hold the current position from the next command on; the efforts fade over BUMPLESS."""
+        ctrl = self.ctrl
+        ctrl.trajectory = None
+        ctrl.hold = ctrl.q.copy()
+        if self.commands:
+            self.bump = [self.command.copy(), None]
+
     # ---- stale state -------------------------------------------------------------------------
     def _timeout_if_stale(self, now, reply):
         """
@@ -502,9 +643,16 @@ class ControlLoop:
 
         On_timeout gravity uses the last known q (none before any joint was received).
         """
-        if not self.stale_joints(now):
+        stale = self.stale_joints(now)
+        if not stale:
             return False
         ctrl = self.ctrl
+        if self.goal is not None:
+            self._end_goal(ABORTED, PATH_TOLERANCE_VIOLATED, f'joint_states of {stale} are stale '
+                                                             f'(state_timeout): commanding '
+                                                             f'{self.values["on_timeout"]} '
+                                                             f'torque', hold=False)
+            ctrl.trajectory = ctrl.hold = None      # when they are back: hold where it is then
         q = ctrl.q if ctrl.received.any() else None
         self._sent(ctrl.timeout_command(self.values['on_timeout'], q), reply)
         return True

@@ -87,10 +87,14 @@ class JointTrajectory:
     the motion runs from the state at arrival (``q0``, ``qd0``, zero acceleration); before
     ``start_time`` it holds ``q0``; after the last point it holds that point with zero velocity
     and acceleration.
+
+    ``efforts`` (optional, per point): a feedforward added to the output, linear between the
+    points, from ``effort0`` (the feedforward at arrival; zero by default) to the first point, the
+    last point's after the end.
     """
 
     def __init__(self, joint_names, times, positions, velocities=None, accelerations=None, *,
-                 start_time, q0, qd0=None):
+                 start_time, q0, qd0=None, efforts=None, effort0=None):
         self.joint_names = tuple(joint_names)
         k = len(self.joint_names)
         if k == 0:
@@ -124,6 +128,9 @@ class JointTrajectory:
             raise ValueError('every point needs positions')
         self.velocities = table(velocities, 'velocities')
         self.accelerations = table(accelerations, 'accelerations')
+        self.efforts = table(efforts, 'efforts')
+        self.effort0 = (np.zeros(k) if effort0 is None else
+                        np.asarray(effort0, dtype=float).reshape(k))
         if self.accelerations is not None and self.velocities is None:
             raise ValueError('points with accelerations need velocities too')
         self.kind = ('linear' if self.velocities is None else
@@ -158,6 +165,21 @@ class JointTrajectory:
             t0 = self.times[j - 1]
             p0, v0, a0 = self._point(j - 1)
         return _segment(self.kind, self.times[j] - t0, p0, v0, a0, p1, v1, a1, tau - t0)
+
+    def effort(self, t):
+        """The points' effort feedforward at absolute time t (zeros without efforts)."""
+        k = len(self.joint_names)
+        if self.efforts is None:
+            return np.zeros(k)
+        tau = t - self.start_time
+        if tau <= 0:
+            return self.effort0.copy()
+        if tau >= self.times[-1]:
+            return self.efforts[-1].copy()
+        j = int(np.searchsorted(self.times, tau, side='right'))   # the point ahead
+        t0, e0 = (0.0, self.effort0) if j == 0 else (self.times[j - 1], self.efforts[j - 1])
+        s = (tau - t0) / (self.times[j] - t0)
+        return e0 + s * (self.efforts[j] - e0)
 
     def sample_relative(self, tau, left=None):
         """
@@ -207,8 +229,8 @@ class JointTrajectory:
         """
         Return the same path k times slower (k > 0): time_from_start x k, velocities / k.
 
-        Accelerations / k^2, the velocity at arrival / k; ``start_time`` and q0 stay. For the
-        linear, cubic and quintic segments this is exactly q_k(t) = q(t / k).
+        Accelerations / k^2, the velocity at arrival / k; ``start_time``, q0 and the efforts
+        stay. For the linear, cubic and quintic segments this is exactly q_k(t) = q(t / k).
         """
         if not (k > 0 and np.isfinite(k)):
             raise ValueError(f'time scale must be finite and > 0, got {k}')
@@ -216,4 +238,5 @@ class JointTrajectory:
             self.joint_names, self.times * k, self.positions,
             None if self.velocities is None else self.velocities / k,
             None if self.accelerations is None else self.accelerations / k**2,
-            start_time=self.start_time, q0=self.q0, qd0=self.qd0 / k)
+            start_time=self.start_time, q0=self.q0, qd0=self.qd0 / k, efforts=self.efforts,
+            effort0=self.effort0)

@@ -144,7 +144,7 @@ def help_requested(args):
     return any(a in ('-h', '--help') for a in args)
 
 
-KINDS = ('subscribes', 'publishes', 'services')
+KINDS = ('subscribes', 'publishes', 'services', 'actions')
 
 
 def usage(executable, node_name, summary, parameters, interfaces, notes=()):
@@ -483,12 +483,14 @@ def spin(node):
     if main is None:
         return                      # a signal during start-up: nothing to spin
     main.add_node(node)
-    # side nodes, each on an executor of its own in a thread: the control loop (one thread), and
+    # side nodes, each on an executor of its own in a thread: the control loop (one thread),
     # services that take seconds (``service_node``: two threads, so that a second request is
-    # answered, refused, while the first runs)
+    # answered, refused, while the first runs) and actions (``action_node``: a running goal's
+    # execute callback waits in one thread, a goal replacing it or a cancel runs in another)
     sides = []
     for attr, what, threads in (('loop_node', 'control loop', 1),
-                                ('service_node', 'long services', 2)):
+                                ('service_node', 'long services', 2),
+                                ('action_node', 'actions', 4)):
         side = getattr(node, attr, None)
         executor = None if side is None else _executor(context, threads)
         if executor is None:

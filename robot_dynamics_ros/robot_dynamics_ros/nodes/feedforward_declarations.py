@@ -93,6 +93,22 @@ PARAMETERS = {
                                        'finds): off (run it), reject (refuse it) or scale '
                                        '(stretch every time_from_start by k*, the smallest '
                                        'factor that fits)', False),
+    'allow_partial_joints_goal': (bool, False, 'FollowJointTrajectory goals may name some of the '
+                                               'commanded joints; the others hold where they '
+                                               'are (false: INVALID_JOINTS)', False),
+    'allow_nonzero_velocity_at_trajectory_end': (bool, False, 'accept goals whose last point has '
+                                                              'a velocity (false: INVALID_GOAL)',
+                                                 False),
+    'constraints.goal_time': (float, 0.0, 'FollowJointTrajectory goals without '
+                                          'goal_time_tolerance: how long after the last point '
+                                          '(s) the joints may take to come within their goal '
+                                          'tolerance, then GOAL_TOLERANCE_VIOLATED (0: no limit)',
+                              False),
+    'constraints.stopped_velocity_tolerance': (float, 0.01, 'a goal succeeds once every joint is '
+                                                            'slower than this (rad/s or m/s; 0: '
+                                                            'not checked), for goals that give '
+                                                            'no goal velocity tolerance', False),
+    'action_monitor_rate': (float, 20.0, 'FollowJointTrajectory feedback rate (Hz)', False),
     'torques_every': (int, 1, 'publish ~/torques with every N-th command (0: never); a monitor '
                               'only, the commands go out either way', False),
     'external_torques_every': (int, 1, 'publish ~/external_torques with every N-th estimate (0: '
@@ -136,6 +152,17 @@ PARAMETERS = {
                             f'task frame) or kinematic (no static force at it)', False),
 }
 DYNAMIC_PREFIXES = ('default_positions.', 'effort_limits.')
+
+
+def constraint_parameters(joints):
+    """(name, description) of the per-joint tolerances of FollowJointTrajectory goals."""
+    for j in joints:
+        yield (f'constraints.{j}.trajectory', 'path tolerance of the joint\'s position (rad or m; '
+                                              '0: not checked) for goals that give none')
+        yield (f'constraints.{j}.goal', 'goal tolerance of the joint\'s position (rad or m; 0: '
+                                        'not checked) for goals that give none')
+
+
 SUMMARY = ('Effort commands from inverse dynamics (RNEA) for a URDF arm: gravity compensation, '
            'feedforward, computed torque, Cartesian impedance and operational-space control; '
            'an external-torque observer, collision detection, feasibility checks and payload '
@@ -154,6 +181,8 @@ INTERFACES = (
      'task modes, optional; root axes'),
     ('subscribes', '~/target_wrench', 'geometry_msgs/msg/WrenchStamped',
      'task modes; feedforward at the task frame, root axes'),
+    ('actions', '~/follow_joint_trajectory', 'control_msgs/action/FollowJointTrajectory',
+     "joint modes; joint_trajectory_controller's contract: what MoveIt sends"),
     ('publishes', 'effort_controller/commands', 'std_msgs/msg/Float64MultiArray',
      'the efforts in joints order; remap to your ForwardCommandController'),
     ('publishes', '~/torques', 'sensor_msgs/msg/JointState',
@@ -178,4 +207,7 @@ INTERFACES = (
 )
 NOTES = ('Also, per model joint once the model is known: default_positions.<joint> (float, 0.0: '
          'the position of a joint joint_states never names) and effort_limits.<joint> (float, '
-         'the URDF limit: outputs are clamped to it).',)
+         'the URDF limit: outputs are clamped to it); per commanded joint: '
+         'constraints.<joint>.trajectory and constraints.<joint>.goal (float, 0.0: the path and '
+         'goal position tolerances of FollowJointTrajectory goals that give none; 0: not '
+         'checked).',)

@@ -20,7 +20,8 @@ Subscribes: ``robot_description`` (transient local; parameter fallback), ``/join
 ``joints`` order, for ros2_control's ForwardCommandController with interface_name effort; remap
 it), ``~/torques`` (sensor_msgs/JointState: desired position and velocity, commanded effort;
 stamped with the joint state the efforts answer, or the time they were computed).
-Serves ``~/inverse_dynamics`` (robot_dynamics_msgs/srv/InverseDynamics). The rules of the loop
+Serves ``~/inverse_dynamics`` (robot_dynamics_msgs/srv/InverseDynamics) and the
+``~/follow_joint_trajectory`` action (``trajectory_action.py``). The rules of the loop
 (state merging, timeouts, the observer, collisions, model changes, targets) live in
 ``control/loop.py``, the arithmetic in ``control/controller.py``, what the parameters mean in
 ``control/configuration.py``; their declarations are in ``feedforward_declarations.py``, the
@@ -47,7 +48,8 @@ from std_msgs.msg import Float64MultiArray
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
-from ..control import TASK_MODES, configuration, default_joints, payload_model, unknown_joint_keys
+from ..control import (TASK_MODES, configuration, default_joints, payload_model,
+                       unknown_joint_keys)
 from ..control.loop import ControlLoop
 from ..control.task_space import external_wrench
 from ..dynamics import RobotModel, compile_kernels
@@ -55,10 +57,11 @@ from .common import (STARTED, STREAM_DEPTH, BackgroundKernels, DescriptionSource
                      TurnClock, coerce_numbers, declare, file_description, loop_node, run_node,
                      seconds, side_node, usage)
 from .feedforward_declarations import (DYNAMIC_PREFIXES, INTERFACES, NOTES,  # noqa: F401
-                                       PARAMETERS, SUMMARY)
+                                       PARAMETERS, SUMMARY, constraint_parameters)
 from .feedforward_outputs import Outputs
 from .launch_setup import CONTROLLER
 from .payload_service import PayloadService
+from .trajectory_action import TrajectoryAction
 
 NODE_NAME = CONTROLLER
 
@@ -123,6 +126,8 @@ class FeedforwardNode(Node):
         self.service_node.create_service(
             EstimatePayload, self.resolve_service_name('~/estimate_payload'),
             self.payload_service, callback_group=ReentrantCallbackGroup())
+        self.trajectory_action = TrajectoryAction(self)      # on a side node: <name>_actions
+        self.action_node = self.trajectory_action.side
         self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
         self.add_on_set_parameters_callback(self._on_set_parameters)
         xml, source = file_description(NODE_NAME, self.values['urdf_file'],
@@ -160,6 +165,7 @@ class FeedforwardNode(Node):
 
     def destroy_node(self):
         self.observer_kernel.stop()
+        self.trajectory_action.destroy()
         self.loop_node.destroy_node()
         self.service_node.destroy_node()
         return super().destroy_node()
@@ -184,12 +190,20 @@ class FeedforwardNode(Node):
                      'clamp of the output (default: the URDF effort limit)')):
                 if not self.has_parameter(name):
                     self.values[name] = declare(self, name, float, default, what)
+        commanded = self.values['joints'] or default_joints(model)[0]
+        for name, what in constraint_parameters(commanded):
+            if not self.has_parameter(name):
+                self.values[name] = declare(self, name, float, 0.0, what)
         self._declaring = False
         # per-joint parameters given for joints this model does not have (a typo, another arm)
         for prefix in DYNAMIC_PREFIXES:
             names = [k[len(prefix):] for k in self._parameter_overrides if k.startswith(prefix)]
             for problem in unknown_joint_keys(model, names, prefix[:-1]):
                 log.error(f'ignoring parameter {problem}')
+        for name in self._parameter_overrides:
+            if name.startswith('constraints.') and not self.has_parameter(name):
+                log.error(f'ignoring parameter {name}: constraints.<joint>.trajectory and '
+                          f'constraints.<joint>.goal take a commanded joint ({list(commanded)})')
         values = self.values
         t = time.monotonic()
         try:
@@ -304,10 +318,10 @@ class FeedforwardNode(Node):
 
     @staticmethod
     def _trajectory_tables(msg):
-        """(names, times, positions, velocities, accelerations) of a message (ValueError)."""
+        """(names, times, positions, velocities, accelerations, efforts) of a message."""
         times = [seconds(p.time_from_start) for p in msg.points]
         tables = []
-        for field in ('velocities', 'accelerations'):
+        for field in ('velocities', 'accelerations', 'effort'):
             sizes = {len(getattr(p, field)) > 0 for p in msg.points}
             if len(sizes) > 1:
                 raise ValueError(f'{field} must be given for every point or for none')
@@ -328,7 +342,7 @@ class FeedforwardNode(Node):
             return res
         s = req.start_state
         try:
-            result = self.loop.check(self._trajectory_tables(req.trajectory),
+            result = self.loop.check(self._trajectory_tables(req.trajectory)[:5],
                                      (s.name, s.position, s.velocity),
                                      req.sample_period or 1e-3)
         except ValueError as e:

@@ -67,15 +67,17 @@ def node_markdown(executable):
 
 
 def readme_table(executable):
-    """Return the README's table of a node: its topics and services in and out, by name."""
+    """Return the README's table of a node: its topics, services and actions, by name."""
     node = _node(executable)
-    rows = {'subscribes': 'in', 'publishes': 'out', 'services': 'services'}
+    rows = {'subscribes': 'in', 'publishes': 'out', 'services': 'services',
+            'actions': 'actions'}
     lines = [f'| `{executable}` | node `{node.NODE_NAME}`: {len(node.PARAMETERS)} parameters |',
              '| --- | --- |']
     for kind, label in rows.items():
         items = [f'`{name}` ({rtype.rsplit("/", 1)[1]})'
                  for name, rtype, _ in interfaces_of(node.INTERFACES, kind)]
-        lines.append(f'| {label} | {", ".join(items)} |')
+        if items:
+            lines.append(f'| {label} | {", ".join(items)} |')
     return '\n'.join(lines) + '\n'
 
 
