@@ -58,6 +58,7 @@ def build(tmp_path, *extra):
     r = subprocess.run([COLCON, 'build', *extra, '--cmake-args', '-DBUILD_TESTING=OFF'],
                        cwd=ws, env=env, capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    # two: venv_interfaces/control_msgs (COLCON_IGNORE) must never shadow an installed one
     assert 'Summary: 2 packages finished' in r.stdout, r.stdout
     return ws / 'install'
 

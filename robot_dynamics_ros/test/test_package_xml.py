@@ -46,6 +46,7 @@ DEPENDS = ('build_depend', 'build_export_depend', 'buildtool_depend', 'buildtool
 # be checked there and added here (or run `rosdep install --from-paths src --ignore-src
 # --simulate` against a real rosdep database).
 ROS_PACKAGES = {
+    'action_msgs': 'rcl_interfaces', 'control_msgs': 'control_msgs',
     'ament_cmake': 'ament_cmake', 'ament_flake8': 'ament_lint',
     'builtin_interfaces': 'rcl_interfaces',
     'ament_index_python': 'ament_index', 'xacro': 'xacro', 'ament_pep257': 'ament_lint',

@@ -685,7 +685,7 @@ class Controller:
                                effort0=effort0), idx
 
     def trajectory_effort(self, t):
-        """The running trajectory's effort feedforward at time t, model order (zeros: none)."""
+        """Return the running trajectory's effort feedforward at t, model order (zeros: none)."""
         out = np.zeros(self.base_model.n)
         if self.trajectory is not None and self.trajectory[0].efforts is not None:
             traj, idx, _ = self.trajectory

@@ -167,7 +167,7 @@ class JointTrajectory:
         return _segment(self.kind, self.times[j] - t0, p0, v0, a0, p1, v1, a1, tau - t0)
 
     def effort(self, t):
-        """The points' effort feedforward at absolute time t (zeros without efforts)."""
+        """Return the points' effort feedforward at absolute time t (zeros without efforts)."""
         k = len(self.joint_names)
         if self.efforts is None:
             return np.zeros(k)

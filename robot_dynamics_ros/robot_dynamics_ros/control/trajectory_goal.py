@@ -187,7 +187,7 @@ def tolerances(request, joints, values):
 
 
 def violation(errors, bounds, joints):
-    """The first bound exceeded, in words ('' when none): errors and bounds (k, 3)."""
+    """Return the first bound exceeded, in words ('' when none): errors, bounds (k, 3)."""
     over = (bounds > 0) & (np.abs(errors) > bounds)
     if not over.any():
         return ''
