@@ -199,6 +199,14 @@ def test_the_goal_time_ends_a_goal_that_does_not_arrive(arm):
     assert goal.running and goal.goal_time == 0.0
 
 
+def test_the_reason_names_the_bound_exceeded_most():
+    from robot_dynamics_ros.control.trajectory_goal import violation
+    errors = np.array([[0.02, 0.0, 0.0], [0.5, 0.0, 0.0]])
+    bounds = np.array([[0.01, 0.0, 0.0], [0.1, 0.0, 0.0]])
+    assert violation(errors, bounds, JOINTS) == 'joint2 position error +0.5, tolerance 0.1'
+    assert violation(errors, np.zeros((2, 3)), JOINTS) == ''     # 0: not checked
+
+
 def test_partial_goals_hold_the_other_joints(arm):
     loop = loop_at(arm, q=(0.1, -0.3), allow_partial_joints_goal=True)
     goal = follow(loop, Request(['joint2'], [point(1.0, [0.4])]))

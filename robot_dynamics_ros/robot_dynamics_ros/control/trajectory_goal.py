@@ -187,11 +187,12 @@ def tolerances(request, joints, values):
 
 
 def violation(errors, bounds, joints):
-    """Return the first bound exceeded, in words ('' when none): errors, bounds (k, 3)."""
+    """Return the bound exceeded most (for its size), in words ('' when none); arrays (k, 3)."""
     over = (bounds > 0) & (np.abs(errors) > bounds)
     if not over.any():
         return ''
-    i, c = np.argwhere(over)[0]
+    ratio = np.where(over, np.abs(errors) / np.where(over, bounds, 1.0), 0.0)
+    i, c = np.unravel_index(int(np.argmax(ratio)), ratio.shape)
     return f'{joints[i]} {KINDS[c]} error {errors[i, c]:+.4g}, tolerance {bounds[i, c]:g}'
 
 
