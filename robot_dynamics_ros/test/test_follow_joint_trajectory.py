@@ -77,8 +77,8 @@ class Rig:
         ns = f'fjt_{arm}'
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={path}', '-p', 'lockstep:=true',
-            '-p', 'publish_rate:=1000.0', '-p', f'initial_positions:={ros_list(self.arm["start"])}'],
-            tmp_path / f'{ns}_sim.log')
+            '-p', 'publish_rate:=1000.0',
+            '-p', f'initial_positions:={ros_list(self.arm["start"])}'], tmp_path / f'{ns}_sim.log')
         self.ctrl = NodeProcess('feedforward_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={path}', '-p', 'use_sim_time:=true',
             '-p', 'mode:=computed_torque', *controller_args], tmp_path / f'{ns}_ctrl.log')
