@@ -284,6 +284,16 @@ def test_the_points_effort_is_a_feedforward(arm):
         np.testing.assert_allclose(diff, share * np.array([2.0, -1.0]), atol=1e-9)
 
 
+def test_a_success_far_from_the_goal_without_a_goal_tolerance_warns(arm):
+    loop = loop_at(arm)                             # JTC's defaults: no goal tolerance
+    goal = follow(loop, Request(JOINTS, [point(1.0, [0.5, 0.0])]))
+    feed(loop, 11.0, q=(0.3, 0.0))                  # stopped, 0.2 short
+    assert goal.outcome[0] == SUCCEEDED
+    assert '+0.2 (joint1, no goal tolerance: not checked)' in goal.outcome[2]
+    assert 'unchecked' in loop.log.keys('warning')
+    assert 'set constraints.joint1.goal' in loop.log.text()
+
+
 def test_log_lines_name_how_goals_end(arm):
     loop = loop_at(arm)
     assert isinstance(loop.log, Log)

@@ -62,6 +62,9 @@ BANDWIDTH_LIMIT = 0.1
 # joint_states without a model for this long (s) is worth a warning; a healthy launch gets its
 # description a little after the first joint_states (DDS matching), up to ~2.9 s measured
 NO_MODEL_GRACE = 3.0
+# A goal that succeeds (no goal tolerance: JTC's default) with a joint further than this (rad or
+# m) from its last point is worth a warning: the result alone reads as reached
+UNCHECKED_ERROR = 0.01
 
 
 class Reply:
@@ -606,6 +609,18 @@ class ControlLoop:
             return False
         self.goal = None
         self._log_end(outcome)
+        unchecked = sorted(((j, float(des[0][i] - ctrl.q[i])) for j, i, tol in
+                            zip(goal.joints, c, goal.goal[:, 0]) if tol == 0 and
+                            abs(des[0][i] - ctrl.q[i]) > UNCHECKED_ERROR),
+                           key=lambda je: -abs(je[1]))      # the largest first
+        if unchecked and outcome[0] == SUCCEEDED:
+            self.log.warning('unchecked', f'goal reached with {unchecked[0][0]} '
+                                          f'{unchecked[0][1]:+.3g} from its last point and no '
+                                          f'goal tolerance to say so: set '
+                                          f'constraints.{unchecked[0][0]}.goal (or send '
+                                          f'goal_tolerance) to have positions checked; an '
+                                          f'arm whose joints have friction needs '
+                                          f'friction_compensation or higher gains', 30.0)
         if outcome[0] != SUCCEEDED:         # success holds the last point, as JTC does
             self._hold()
         return True

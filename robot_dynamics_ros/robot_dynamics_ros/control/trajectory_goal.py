@@ -240,11 +240,13 @@ class Goal:
             return None
         why = violation(e, self.goal, self.joints)
         if not why:
+            worst = int(np.argmax(np.abs(e[:, 0])))
             return self.end(SUCCEEDED, SUCCESSFUL, 'goal reached' + (
                 f' (the trajectory stretched by {self.scale:.4g}: trajectory_scaling)'
                 if self.scale != 1.0 else '') + f': largest position error '
-                f'{np.max(np.abs(e[:, 0])):.3g} rad, {t - self.end_time:.3f} s after the '
-                f'last point')
+                f'{e[worst, 0]:+.3g} ({self.joints[worst]}'
+                + ('' if self.goal[worst, 0] > 0 else ', no goal tolerance: not checked')
+                + f'), {t - self.end_time:.3f} s after the last point')
         if self.goal_time > 0 and t - self.end_time > self.goal_time:
             return self.end(ABORTED, GOAL_TOLERANCE_VIOLATED,
                             f'not within the goal tolerance {t - self.end_time:.3f} s after the '
