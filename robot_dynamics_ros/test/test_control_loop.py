@@ -270,7 +270,7 @@ def test_a_new_model_fades_in_over_bumpless(arm):
 
 # ---- joint trajectories ---------------------------------------------------------------------
 def tables(times, positions):
-    return lambda: (JOINTS, times, positions, None, None)
+    return lambda: (JOINTS, times, positions, None, None, None)    # no velocities, ..., efforts
 
 
 def test_trajectories_are_taken_refused_or_stopped(arm):
@@ -306,7 +306,7 @@ def test_trajectory_scaling_rejects_or_stretches_what_the_arm_cannot(arm):
 
 def test_check_names_a_bad_start_state(arm):
     loop = make(arm)
-    t = tables([1.0], [[0.5, 0.5]])()
+    t = tables([1.0], [[0.5, 0.5]])()[:5]          # the check takes no efforts
     for start, match in [((['joint1'], [0.0, 1.0], []), 'start_state has 1 names'),
                          ((['elbow'], [0.0], []), 'unknown joint elbow'),
                          ((['joint1'], [np.inf], []), 'not finite')]:
@@ -419,8 +419,8 @@ def test_new_parameters_keep_the_trajectory_where_the_joints_and_mode_stay(arm, 
     loop = make(ur5, observer=False)
     names = list(loop.ctrl.joints)
     loop.joint_states(names, UR5_Q, [0.0] * 6, [], 1.0, 1.0, clock_at(1.0))
-    assert loop.trajectory(lambda: (names, [2.0], [UR5_Q], None, None), 1, 0.0, clock_at(1.0),
-                           '/t')
+    assert loop.trajectory(lambda: (names, [2.0], [UR5_Q], None, None, None), 1, 0.0,
+                           clock_at(1.0), '/t')
     task = Controller(ur5, mode='cartesian_impedance')
     loop.use_parameters(task, None, np.zeros(6), np.ones(6), loop.values, '/target_pose')
     assert task.trajectory is None

@@ -113,7 +113,7 @@ class Rig:
         return until is None
 
     def q(self):
-        """The latest joint positions, in the order of self.joints."""
+        """Return the latest joint positions, in the order of self.joints."""
         msg = self.states[-1]
         return np.array([msg.position[list(msg.name).index(j)] for j in self.joints])
 
@@ -193,7 +193,7 @@ RIGS = {}
 
 
 def rig(arm, tmp_path_factory, *controller_args):
-    """The rig of ``arm``, the only one running: each publishes /clock, which is global."""
+    """Return the rig of ``arm``, the only one running: each publishes /clock (global)."""
     for other in [a for a in RIGS if a != arm]:
         RIGS.pop(other).close()
     if arm not in RIGS:
@@ -224,7 +224,7 @@ def aborted(res, code, words=''):
 
 
 def succeeds(rig):
-    """A goal through two points with a goal tolerance of 2 mrad succeeds, inside it."""
+    """Check that a goal through two points with a goal tolerance of 2 mrad ends inside it."""
     rig.rest()
     q0 = rig.q()
     target = q0 + np.resize([0.3, -0.25, 0.2, 0.15], len(q0)) * (np.arange(len(q0)) < 7)
@@ -242,6 +242,8 @@ def succeeds(rig):
     assert list(last.joint_names) == rig.joints
     np.testing.assert_allclose(np.subtract(last.desired.positions, last.actual.positions),
                                last.error.positions, atol=1e-12)
+    indices = [f.feedback.index for f in feedback if hasattr(f.feedback, 'index')]   # Kilted
+    assert not indices or (indices[0] == 0 and indices[-1] == 1), indices
 
 
 def test_a_goal_succeeds_inside_its_goal_tolerance_on_ur5(ur5):

@@ -79,13 +79,18 @@ def task(v):
                 posture=v['nullspace.posture'], projector=v['nullspace.projector'])
 
 
+def commanded_joints(model, v):
+    """Return the joints a controller of ``model`` commands with values ``v``, in order."""
+    return v['joints'] or default_joints(model)[0]
+
+
 def controller(model, v):
     """
     Build a Controller for ``model`` and values ``v`` (ValueError: they do not fit it).
 
     ``effort_limits.<joint>`` and ``default_positions.<joint>`` count where ``v`` has them.
     """
-    joints = v['joints'] or default_joints(model)[0]
+    joints = commanded_joints(model, v)
     limits = {j: v[f'effort_limits.{j}'] for j in model.joint_names
               if f'effort_limits.{j}' in v
               and v[f'effort_limits.{j}'] != model.effort_limits[model.index(j)]}

@@ -65,6 +65,7 @@ NO_MODEL_GRACE = 3.0
 # A goal that succeeds (no goal tolerance: JTC's default) with a joint further than this (rad or
 # m) from its last point is worth a warning: the result alone reads as reached
 UNCHECKED_ERROR = 0.01
+FOLLOWING_MODES = ('feedforward', 'computed_torque')     # the modes that take goals
 
 
 class Reply:
@@ -428,9 +429,10 @@ class ControlLoop:
         """
         Take a joint trajectory message; True when it runs (else it logged why not).
 
-        ``tables``: a callable returning (names, times, positions, velocities, accelerations)
-        (ValueError: malformed); ``points``: how many it has (0: stop and hold); ``stamp``: its
-        header stamp (s; 0: start now); ``target_topic``: where the task modes take targets.
+        ``tables``: a callable returning (names, times, positions, velocities, accelerations,
+        efforts) (ValueError: malformed); ``points``: how many it has (0: stop and hold);
+        ``stamp``: its header stamp (s; 0: start now); ``target_topic``: where the task modes
+        take targets.
         """
         ctrl, log = self.ctrl, self.log
         if ctrl is not None and not points:
@@ -554,7 +556,7 @@ class ControlLoop:
         ctrl, v = self.ctrl, self.values
         if ctrl is None:
             raise Refused(INVALID_GOAL, 'no robot_description yet')
-        if ctrl.mode not in ('feedforward', 'computed_torque'):
+        if ctrl.mode not in FOLLOWING_MODES:
             raise Refused(INVALID_GOAL, f'mode {ctrl.mode} does not follow joint trajectories '
                                         f'(set mode to computed_torque or feedforward)')
         if ctrl.reaction is not None:

@@ -212,6 +212,7 @@ class Goal:
         self.path, self.goal, self.goal_time = path, goal, goal_time
         self.start, self.end_time, self.scale = start, start + float(times[-1]), scale
         self.notify = notify
+        self.trajectory = None      # the controller's trajectory it runs (the loop sets it)
         self.outcome = None
         self.sample = None
         self._errors = np.zeros((len(joints), 3))

@@ -165,6 +165,8 @@ def usage(executable, node_name, summary, parameters, interfaces, notes=()):
     for kind in KINDS:
         items = [f'{name} ({rtype}{"; " + text if text else ""})'
                  for name, rtype, text in interfaces_of(interfaces, kind)]
+        if not items:
+            continue
         lines += [''] + textwrap.wrap(f'{kind + ":":<11} ' + ', '.join(items), 99,
                                       subsequent_indent=' ' * 12)
     for text in notes:

@@ -190,7 +190,7 @@ class FeedforwardNode(Node):
                      'clamp of the output (default: the URDF effort limit)')):
                 if not self.has_parameter(name):
                     self.values[name] = declare(self, name, float, default, what)
-        commanded = self.values['joints'] or default_joints(model)[0]
+        commanded = configuration.commanded_joints(model, self.values)
         for name, what in constraint_parameters(commanded):
             if not self.has_parameter(name):
                 self.values[name] = declare(self, name, float, 0.0, what)
