@@ -65,6 +65,21 @@ def call_service(node, client, request, timeout=20.0):
     raise AssertionError(f'{client.srv_name} did not answer in {timeout} s')
 
 
+def spin_executor(executor, duration, until=None):
+    """
+    Spin ``executor`` for ``duration`` s, or until ``until()``; return whether it came.
+
+    True without ``until``. (One executor that keeps the test's node: rclpy.spin_once adds and
+    removes the node at every call.)
+    """
+    end = time.monotonic() + duration
+    while time.monotonic() < end:
+        executor.spin_once(timeout_sec=0.01)
+        if until is not None and until():
+            return True
+    return until is None
+
+
 class NodeProcess:
     """A node started from its console script with --ros-args; its output goes to a log file."""
 

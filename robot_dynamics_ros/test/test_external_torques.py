@@ -56,7 +56,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, example_urdf,  # noqa: E402
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import NodeProcess  # noqa: E402
+from ros_harness import NodeProcess, spin_executor  # noqa: E402
 
 K = 50.0
 FORCE = np.array([20.0, 0.0, 0.0, 0.0, 0.0, 0.0])      # N in panda_hand's frame
@@ -115,12 +115,7 @@ class Loop:
             self.clients[name] = self.node.create_client(kind, name)
 
     def spin(self, seconds, until=None):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.01)
-            if until is not None and until():
-                return True
-        return until is None
+        return spin_executor(self.executor, seconds, until)
 
     def call(self, name, request):
         client = self.clients[name]

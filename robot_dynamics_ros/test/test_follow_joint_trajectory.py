@@ -26,7 +26,6 @@ goal; a topic trajectory and a mode change end a goal; a collision reaction ends
 refuses the next until ~/reset_collision.
 """
 import os
-import time
 
 import numpy as np
 import pytest
@@ -49,7 +48,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from robot_dynamics_ros.dynamics import RobotModel, frame_placement  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import NodeProcess, ros_list, seconds  # noqa: E402
+from ros_harness import NodeProcess, ros_list, seconds, spin_executor  # noqa: E402
 
 Result = FollowJointTrajectory.Result
 ARMS = {
@@ -105,12 +104,7 @@ class Rig:
             self.ctrl.log()[-4000:]
 
     def spin(self, seconds, until=None):
-        end = time.monotonic() + seconds
-        while time.monotonic() < end:
-            self.executor.spin_once(timeout_sec=0.01)
-            if until is not None and until():
-                return True
-        return until is None
+        return spin_executor(self.executor, seconds, until)
 
     def q(self):
         """Return the latest joint positions, in the order of self.joints."""
