@@ -407,3 +407,46 @@ def test_a_collision_reaction_ends_the_goal_and_refuses_the_next(panda):
     panda.wait_sim(1.0)
     res, _ = panda.run(panda.goal([(2.0, q0)]))
     assert res.status == GoalStatus.STATUS_SUCCEEDED, res.result.error_string
+
+
+def test_tolerance_parameters_from_a_params_file_are_checked(tmp_path):
+    """constraints.* as a user writes them: taken, a negative one ignored, another arm's named."""
+    path = os.path.join(erd_root(), ROBOTS['ur5'])
+    params = tmp_path / 'controller.yaml'
+    params.write_text(f'''/**/inverse_dynamics_controller:
+  ros__parameters:
+    urdf_file: {path}
+    mode: computed_torque
+    constraints:
+      goal_time: 1.5
+      shoulder_pan_joint: {{trajectory: -0.1, goal: 0.01}}
+      elbow_joint: {{goal: 0.02}}
+      wrist_9_joint: {{goal: 0.01}}
+''')
+    proc = NodeProcess('feedforward_node', ['--params-file', str(params), '-r', '__ns:=/fjt_pf'],
+                       tmp_path / 'pf.log')
+    node = rclpy.create_node('fjt_pf_client', namespace='/fjt_pf')
+    executor = SingleThreadedExecutor()
+    executor.add_node(node)
+    client = AsyncParameterClient(node, 'inverse_dynamics_controller')
+    try:
+        assert proc.wait_log('kernels for mode computed_torque', 30), proc.log()
+        log = proc.log()
+        assert 'ignoring parameter constraints.shoulder_pan_joint.trajectory must be >= 0' in log
+        assert 'ignoring parameter constraints.wrist_9_joint.goal' in log
+        assert client.wait_for_services(timeout_sec=20)
+        names = ['constraints.goal_time', 'constraints.shoulder_pan_joint.trajectory',
+                 'constraints.shoulder_pan_joint.goal', 'constraints.elbow_joint.goal',
+                 'constraints.wrist_1_joint.goal']
+        future = client.get_parameters(names)
+        assert spin_executor(executor, 20, future.done)
+        values = [v.double_value for v in future.result().values]
+        assert values == [1.5, 0.0, 0.01, 0.02, 0.0], values
+        future = client.set_parameters([Parameter('constraints.elbow_joint.goal', value=-1.0)])
+        assert spin_executor(executor, 20, future.done)
+        result = future.result().results[0]
+        assert not result.successful and 'constraints.elbow_joint.goal must be >= 0' in \
+            result.reason, result.reason
+    finally:
+        node.destroy_node()
+        proc.stop()

@@ -55,7 +55,8 @@ def problem(v):
         return f'task.target_timeout must be >= 0 (0: never), got {v["task.target_timeout"]}'
     for name in [k for k in v if k.startswith('constraints.')]:
         if not (np.isfinite(v[name]) and v[name] >= 0):
-            return f'{name} must be >= 0 (0: not checked), got {v[name]}'
+            zero = 'no limit' if name == 'constraints.goal_time' else 'not checked'
+            return f'{name} must be >= 0 (0: {zero}), got {v[name]}'
     if not (np.isfinite(v['action_monitor_rate']) and v['action_monitor_rate'] > 0):
         return f'action_monitor_rate must be > 0 (Hz), got {v["action_monitor_rate"]}'
     if v['collision.reaction'] not in REACTIONS:

@@ -194,6 +194,11 @@ class FeedforwardNode(Node):
         for name, what in constraint_parameters(commanded):
             if not self.has_parameter(name):
                 self.values[name] = declare(self, name, float, 0.0, what)
+                problem = configuration.problem(self.values)
+                if problem and problem.startswith(name):        # a value given at start-up
+                    log.error(f'ignoring parameter {problem}; 0.0 is used')
+                    self.values[name] = 0.0
+                    self.set_parameters([Parameter(name, value=0.0)])
         self._declaring = False
         # per-joint parameters given for joints this model does not have (a typo, another arm)
         for prefix in DYNAMIC_PREFIXES:
