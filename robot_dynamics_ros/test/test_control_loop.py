@@ -69,6 +69,9 @@ def arm():
     return RobotModel.from_urdf_file(example_urdf('planar_2r'))
 
 
+NO_RATE_LIMIT = dict(max_torque_rate=(np.inf,))
+
+
 def make(model, observer=True, thresholds=0.0, now=0.0, **values):
     """Return a loop running a Controller of ``model`` (values over VALUES)."""
     v = dict(VALUES, **{k.replace('__', '.'): x for k, x in values.items()})
@@ -256,7 +259,8 @@ def test_a_new_model_fades_in_over_bumpless(arm):
     old = feed(loop, 1.0, q).command.copy()
     heavier = RobotModel.from_urdf(open(example_urdf('planar_2r')).read().replace(
         'mass value="1', 'mass value="3'))
-    new_ctrl = Controller(heavier, mode='computed_torque')
+    # the fade alone, sampled far apart (the torque rate limit would bound each step)
+    new_ctrl = Controller(heavier, mode='computed_torque', limits=NO_RATE_LIMIT)
     loop.use_model(new_ctrl, None, np.zeros(2), np.ones(2), loop.values, 1.0)
     first = feed(loop, 1.001, q).command.copy()
     assert np.allclose(first, old)                      # no step

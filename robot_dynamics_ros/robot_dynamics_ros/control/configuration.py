@@ -80,6 +80,17 @@ def task(v):
                 posture=v['nullspace.posture'], projector=v['nullspace.projector'])
 
 
+def limit_settings(v):
+    """Return the limits layer's settings the values describe (see ``limits.LimitLayer``)."""
+    return dict(position_margin=v['limits.position_margin'],
+                position_gain=v['limits.position_gain'],
+                velocity_scale=v['limits.velocity_scale'],
+                response_time=v['limits.response_time'],
+                max_torque_rate=v['limits.max_torque_rate'], frame=v['limits.frame'],
+                workspace_min=v['limits.workspace.min'], workspace_max=v['limits.workspace.max'],
+                tool_speed=v['limits.tool_speed'])
+
+
 def commanded_joints(model, v):
     """Return the joints a controller of ``model`` commands with values ``v``, in order."""
     return v['joints'] or default_joints(model)[0]
@@ -105,7 +116,8 @@ def controller(model, v):
                           friction_compensation=v['friction_compensation'],
                           damping=v['damping'] or None, friction=v['friction'] or None,
                           friction_velocity_epsilon=v['friction_velocity_epsilon'],
-                          torque_offset=v['torque_offset'] or None, task=task(v))
+                          torque_offset=v['torque_offset'] or None, task=task(v),
+                          limits=limit_settings(v))
     except KeyError as e:
         raise ValueError(str(e).strip('"')) from None
 

@@ -38,6 +38,7 @@ import numpy as np
 
 from ..dynamics import bias_torques, gravity_torques, rnea
 from .feasibility import check as check_trajectory
+from .limits import LimitLayer
 from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, _values, limit_command
 from .trajectory import JointTrajectory
 
@@ -165,7 +166,8 @@ class Controller:
     def __init__(self, model, *, joints=(), mode='gravity', kp=(100.0,), kd=(20.0,),
                  hardware_compensates_gravity=False, effort_limits=None, default_positions=None,
                  payload=None, armature=None, friction_compensation=0.0, damping=None,
-                 friction=None, friction_velocity_epsilon=0.01, task=None, torque_offset=None):
+                 friction=None, friction_velocity_epsilon=0.01, task=None, torque_offset=None,
+                 limits=None):
         # the rotor inertias (armature) are part of the arm: with the payload on top
         self.base_model = model if armature is None or len(armature) == 0 else \
             model.with_armature(armature)
@@ -197,6 +199,7 @@ class Controller:
         self.stiffness = None         # [from, to, since]: task stiffness, ramping
         self.last_command = None      # (efforts, time) of the last command, for the rate limit
         self.set_task(task)
+        self.set_limits(limits)
         self.trajectory = None        # (JointTrajectory, model indices, q at arrival)
         self.hold = None              # q_d of computed_torque without a trajectory
         self.reaction = None          # after a collision: 'hold' or 'float' (see react)
@@ -261,6 +264,41 @@ class Controller:
                          nullspace_damping_ratio=zn, posture=posture, projector=t['projector'])
         self.law = None
 
+    def set_limits(self, limits):
+        """
+        Configure the limits layer (``limits.LIMIT_DEFAULTS`` for what is not given).
+
+        ValueError naming the parameter; the frame defaults to the task frame.
+        """
+        settings = dict(limits or {})
+        frame = settings.get('frame') or self.task['frame']
+        m = self.base_model
+        if frame not in m.frames:
+            raise ValueError(f'limits.frame "{frame}" is not a link of {m.name}'
+                             + _suggest(frame, m.frames))
+        self.limit_settings = dict(settings, frame=frame)
+        self.limit_layer = self._layer()
+
+    def _layer(self):
+        return LimitLayer(self.model, self.cmd, self.limits, self.limit_settings,
+                          self.limit_settings['frame'], self.hardware_compensates_gravity)
+
+    def _rebuild_layer(self):
+        """Build the layer anew (a new model or effort limits), its last command kept."""
+        old = getattr(self, 'limit_layer', None)
+        if old is not None:
+            self.limit_layer = self._layer()
+            self.limit_layer.take(old)
+
+    def limit(self, tau, now, external=None):
+        """
+        Return ``tau`` (commanded joints) through the limits layer at the current state.
+
+        ``now``: the state's time (s); ``external``: estimated external torques (model order).
+        What acted is in ``limit_layer.active``.
+        """
+        return self.limit_layer.apply(tau, self.q, self.qd, now, external)
+
     def take_task(self, other):
         """
         Carry the task state over from another Controller (a parameter change, a new model).
@@ -268,6 +306,7 @@ class Controller:
         The target, the posture taken at activation and the stiffness where its ramp is (it
         ramps from there to this controller's), the last command for the rate limit.
         """
+        self.limit_layer.take(other.limit_layer)
         if other.mode not in TASK_MODES or self.mode not in TASK_MODES or \
                 other.task['frame'] != self.task['frame'] or other.joints != self.joints:
             self.last_command = other.last_command if other.joints == self.joints else None
@@ -382,6 +421,9 @@ class Controller:
             law.target_position[:], law.target_rotation[:] = target[0], target[1]
             law.target_twist[:], law.target_acceleration[:] = target[2], target[3]
             law.target_wrench[:] = target[4]
+            if self.limit_layer.frame == t['frame']:
+                self.limit_layer.shape_target(law.target_position, law.target_twist,
+                                              law.target_acceleration)
             self._law_target, target[6] = target, False
         return law.torques(q, qd).copy()
 
@@ -492,6 +534,7 @@ class Controller:
             limits[self.base_model.index(joint)] = value
         self.limits = limits[self.cmd]
         self.law = None                 # the task-space law clamps its nullspace torque to them
+        self._rebuild_layer()
 
     def set_default_positions(self, defaults):
         """defaults: {joint: position} for joints that joint_states do not carry."""
@@ -512,6 +555,7 @@ class Controller:
         """
         self.model = payload_model(self.base_model, payload)
         self.law = None                 # the task-space law is of the model
+        self._rebuild_layer()
 
     # ---- inputs ----------------------------------------------------------------------------
     def update_state(self, names, positions, velocities, now):

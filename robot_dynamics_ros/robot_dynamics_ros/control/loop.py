@@ -66,6 +66,9 @@ NO_MODEL_GRACE = 3.0
 # m) from its last point is worth a warning: the result alone reads as reached
 UNCHECKED_ERROR = 0.01
 FOLLOWING_MODES = ('feedforward', 'computed_torque')     # the modes that take goals
+LIMIT_TEXT = dict(position='the soft position limit', velocity='the velocity limit',
+                  workspace='the workspace wall', tool_speed='the tool speed limit',
+                  effort='the effort limit', torque_rate='the torque rate limit')
 
 
 class Reply:
@@ -115,6 +118,8 @@ class ControlLoop:
         self.efforts = self.effort_seen = self.motor = self.estimate = None     # model order
         self.command = None               # the last command sent (commanded-joint order)
         self.goal = None                  # the running FollowJointTrajectory Goal
+        self.active_limits = ()           # what the limits layer did to the last command
+        self.limits_changed = False       # ... differs from the command before (to publish)
         self.commands = self.estimates = 0
         self.reply = Reply()
         self._defaults_noted = False
@@ -365,11 +370,25 @@ class ControlLoop:
         if clamped.any():
             names = [j for j, c in zip(ctrl.joints, clamped) if c]
             self.log.warning('clamp', f'effort clamped to the limits on {names}')
+        external = self.estimate if self.observer is not None and self.estimates else None
+        tau = ctrl.limit(tau, at, external)
+        self._limits_acted(ctrl.limit_layer)
         self._sent(tau, reply)
         reply.desired = des
         reply.answers_state = stamped
         if ctrl.mode in TASK_MODES and ctrl.reaction is None:
             reply.pose = ctrl.law.pose
+
+    def _limits_acted(self, layer):
+        """Log what the limits layer did to this command (throttled per joint or frame)."""
+        active = layer.active
+        if active != self.active_limits:
+            self.active_limits = active
+            self.limits_changed = True
+        for name, kind in active:
+            if kind != 'effort':             # the effort clamp has its own warning
+                self.log.warning(('limit', name, kind), f'limit: {LIMIT_TEXT[kind]} of {name} '
+                                                        f'shapes the command', 5.0)
 
     def rate_tick(self, now, clock):
         """Run the rate timer (rate > 0): a command for the latest state; the Reply (or None)."""
@@ -671,7 +690,9 @@ class ControlLoop:
                                                              f'torque', hold=False)
             ctrl.trajectory = ctrl.hold = None      # when they are back: hold where it is then
         q = ctrl.q if ctrl.received.any() else None
-        self._sent(ctrl.timeout_command(self.values['on_timeout'], q), reply)
+        tau = ctrl.timeout_command(self.values['on_timeout'], q)
+        ctrl.limit_layer.sent(tau, None)     # the next command ramps from it
+        self._sent(tau, reply)
         return True
 
     def stale_joints(self, now):

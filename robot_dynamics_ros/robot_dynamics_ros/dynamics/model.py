@@ -211,7 +211,7 @@ class RobotModel:
                  position_limits, velocity_limits, effort_limits, damping, friction,
                  gravity=(0.0, 0.0, -9.81), root_link='', ros2_control=None, mimic=None,
                  warnings=(), urdf_joints=None, link_masses=None, armature=None,
-                 torque_offset=None):
+                 torque_offset=None, soft_limits=None):
         self.name = name
         self.root_link = root_link
         # what the description's <ros2_control> blocks say (joint order, initial values)
@@ -245,6 +245,10 @@ class RobotModel:
         self.position_limits = _frozen(np.asarray(position_limits, dtype=float).reshape(n, 2))
         self.velocity_limits = _frozen(np.asarray(velocity_limits, dtype=float).reshape(n))
         self.effort_limits = _frozen(np.asarray(effort_limits, dtype=float).reshape(n))
+        # per joint: the URDF <safety_controller>'s soft_lower_limit, soft_upper_limit and
+        # k_position (NaN where the description has none), as ros_control's soft limits read them
+        self.soft_limits = _frozen(np.full((n, 3), np.nan) if soft_limits is None else
+                                   np.asarray(soft_limits, dtype=float).reshape(n, 3))
         self.damping = _frozen(np.asarray(damping, dtype=float).reshape(n))
         self.friction = _frozen(np.asarray(friction, dtype=float).reshape(n))
         # rotor inertia reflected to each joint (kg m^2, or kg for prismatic), added to the mass
@@ -378,7 +382,8 @@ class RobotModel:
                     friction=self.friction, gravity=self._gravity, root_link=self.root_link,
                     ros2_control=self.ros2_control, mimic=self.mimic, warnings=self.warnings,
                     urdf_joints=self.urdf_joints, link_masses=self.link_masses,
-                    armature=self.armature, torque_offset=self.torque_offset)
+                    armature=self.armature, torque_offset=self.torque_offset,
+                    soft_limits=self.soft_limits)
         args.update(changes)
         return RobotModel(**args)
 
@@ -481,6 +486,7 @@ class RobotModel:
 
         joint_names, parent, jtype, axis, Xtree = [], [], [], [], []
         position_limits, velocity_limits, effort_limits, damping, friction = [], [], [], [], []
+        soft_limits = []
         inertias = []          # per body: list of (m, c, Ic) in the body frame
         link_body, link_pose = {root: -1}, {root: (np.eye(3), np.zeros(3))}
         warnings, mimic, urdf_joints = [], {}, []
@@ -523,6 +529,11 @@ class RobotModel:
                     lo = float(lim.lower) if lim.lower is not None else lo
                     hi = float(lim.upper) if lim.upper is not None else hi
                 position_limits.append((lo, hi))
+                safety = getattr(j, 'safety_controller', None)
+                soft_limits.append([np.nan] * 3 if safety is None or jt == 'continuous' else
+                                   [np.nan if x is None else float(x) for x in (
+                                       safety.soft_lower_limit, safety.soft_upper_limit,
+                                       safety.k_position)])
                 vel = (float(lim.velocity) if lim is not None and lim.velocity is not None
                        else np.inf)
                 eff = float(lim.effort) if lim is not None and lim.effort is not None else np.inf
@@ -556,7 +567,7 @@ class RobotModel:
                     position_limits=position_limits, velocity_limits=velocity_limits,
                     effort_limits=effort_limits, damping=damping, friction=friction,
                     root_link=root, ros2_control=ros2_control, mimic=mimic, warnings=warnings,
-                    urdf_joints=urdf_joints, link_masses=link_masses)
+                    urdf_joints=urdf_joints, link_masses=link_masses, soft_limits=soft_limits)
         massless = model.massless_joints
         if massless:
             model.warnings += (f'joints {list(massless)} move no mass or inertia about their '

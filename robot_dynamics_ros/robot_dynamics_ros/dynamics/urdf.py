@@ -30,7 +30,8 @@ import os
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 
-JOINT_CHILDREN = ('parent', 'child', 'origin', 'axis', 'limit', 'dynamics', 'mimic')
+JOINT_CHILDREN = ('parent', 'child', 'origin', 'axis', 'limit', 'dynamics', 'mimic',
+                  'safety_controller')
 XACRO_NS = '{http://www.ros.org/wiki/xacro}'
 XACRO_SUFFIX = '.xacro'
 

@@ -18,7 +18,7 @@ feedforward_node's declarations: its parameters, topics and services.
 The one source of each parameter's name, default and description: the node declares from it,
 and ``--help``, the docs and the README's tables are rendered from it.
 """
-from ..control import MODES, PROJECTORS, TASK_DEFAULTS, TIMEOUT_BEHAVIOURS
+from ..control import LIMIT_DEFAULTS, MODES, PROJECTORS, TASK_DEFAULTS, TIMEOUT_BEHAVIOURS
 from .common import FILE_PARAMETERS
 
 # name: (kind, default, description, read_only). Also per model joint, declared once the model is
@@ -150,6 +150,38 @@ PARAMETERS = {
     'nullspace.projector': (str, TASK_DEFAULTS['projector'],
                             f'one of {", ".join(PROJECTORS)}: dynamic (no acceleration of the '
                             f'task frame) or kinematic (no static force at it)', False),
+    'limits.position_margin': (float, LIMIT_DEFAULTS['position_margin'],
+                               'the least distance (rad or m) between a joint\'s soft and hard '
+                               'position limits, at most a quarter of its range: the soft '
+                               'limits are the URDF <safety_controller>\'s, moved in to this, '
+                               'else the hard limits less this; a joint is held inside its '
+                               'soft limits in every mode', False),
+    'limits.position_gain': (float, LIMIT_DEFAULTS['position_gain'],
+                             'k_position (1/s) where the URDF gives none, and of the workspace '
+                             'walls: the speed allowed towards a soft limit or wall is this '
+                             'times the distance to it (and what a braking at half the effort '
+                             'limit allows)', False),
+    'limits.velocity_scale': (float, LIMIT_DEFAULTS['velocity_scale'],
+                              'every joint moves at most this times its URDF velocity limit, in '
+                              'every mode (0 < scale <= 1)', False),
+    'limits.response_time': (float, LIMIT_DEFAULTS['response_time'],
+                             'time constant (s) with which a joint or the frame is brought back '
+                             'within a velocity bound (the gain is the inertia over it)', False),
+    'limits.max_torque_rate': ('float[]', list(LIMIT_DEFAULTS['max_torque_rate']),
+                               'in every mode each effort changes by at most this (N m/s; one '
+                               'for all or one per commanded joint): gains, mode, payload, '
+                               'targets and trajectories changing at runtime are ramped', False),
+    'limits.frame': (str, LIMIT_DEFAULTS['frame'], 'the link the workspace box and tool speed '
+                                                   'limit hold (empty: the task frame)', False),
+    'limits.workspace.min': ('float[]', list(LIMIT_DEFAULTS['workspace_min']),
+                             'the workspace box\'s lower corner x y z (m, root axes; empty with '
+                             'limits.workspace.max: no box): virtual walls that limits.frame\'s '
+                             'origin does not cross', False),
+    'limits.workspace.max': ('float[]', list(LIMIT_DEFAULTS['workspace_max']),
+                             'the workspace box\'s upper corner x y z (m, root axes)', False),
+    'limits.tool_speed': (float, LIMIT_DEFAULTS['tool_speed'], 'the most limits.frame\'s origin '
+                                                               'may move (m/s; inf: no limit)',
+                          False),
 }
 DYNAMIC_PREFIXES = ('default_positions.', 'effort_limits.')
 

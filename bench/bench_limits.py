@@ -1,0 +1,346 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The limits layer against an adversarial set: what a user may tell the controller, and pushes.
+
+    bash scripts/dev.sh run python bench/bench_limits.py [--arms ur5 panda so101] [--only S]
+
+Each scenario runs feedforward_node's loop (``ControlLoop``, the parameters at their defaults
+but for the scenario's) with the simulator at 1 kHz, the command of each state applied one step
+later (the driver's delay), the momentum observer on, the simulator's joint stops removed (so a
+crossing shows as a position past the hard limit, not as a stop's impact). so101 is an arm no
+test uses. Per scenario and arm it prints the worst figures over the run:
+
+- ``margin``: the least distance of a joint to its hard limit (rad or m; < 0: crossed);
+- ``speed``: the largest |qd| / (velocity_scale x URDF velocity limit) (<= 1.02 asked);
+- ``wall``: how far the frame went beyond a workspace wall (mm; <= 5 asked);
+- ``tool``: its largest speed over limits.tool_speed (<= 1.05 asked);
+- ``rate``: the largest effort change per second over limits.max_torque_rate (<= 1).
+
+Exits 1 when a figure is outside what issue #41 asks, else 0.
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+from robot_dynamics_ros.control import configuration
+from robot_dynamics_ros.control.loop import ControlLoop
+from robot_dynamics_ros.dynamics import (RobotModel, frame_jacobian, frame_placement,
+                                         gravity_torques)
+from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
+from robot_dynamics_ros.simulation import Simulator
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from benchlib import read_urdf  # noqa: E402
+
+# arm: (URDF under example-robot-data's robots/, start pose, the joint pushed towards its stop)
+ARMS = {
+    'ur5': ('ur_description/urdf/ur5_robot.urdf', [0.0, -1.2, 1.5, -1.9, -1.57, 0.0], 2),
+    'panda': ('panda_description/urdf/panda.urdf',
+              [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02], 3),
+    'so101': ('so_arm_description/urdf/so101.urdf', [0.0, -0.6, 0.8, 0.6, 0.0, 0.5], 2),
+    'talos_arm': ('talos_data/robots/talos_left_arm.urdf', [0.6, 0.3, -1.2, 0.0, 0.0, 0.0, -0.5],
+                  2),
+}
+# the rotor inertia where the URDF lacks it, as in the task-space tests (panda's bare wrist, no
+# rotor, oscillates in the task modes at 1 kHz: the bandwidth warning of feedforward_node)
+ARMATURE = {'panda': [0.1]}
+PUSH = 30.0             # N, hand guiding
+TOOL_SPEED = 0.25       # m/s, in the workspace scenarios
+ASKED = dict(margin=0.0, speed=1.02, wall=5.0, tool=1.05, rate=1.0 + 1e-9)
+
+
+class Log:
+    """ControlLoop's log: keeps the limit lines."""
+
+    def __init__(self):
+        self.lines = []
+
+    def warning(self, key, message, period=0.0):
+        self.lines.append(message)
+
+    info = warning
+
+    def error(self, message):
+        self.lines.append(message)
+
+    def once(self, key, message, level='warning'):
+        self.lines.append(message)
+
+
+class Rig:
+    """ControlLoop + simulator, one step of delay; records what the figures need."""
+
+    def __init__(self, arm, mode, **values):
+        rel, q0, self.pushed = ARMS[arm]
+        self.model = RobotModel.from_urdf(read_urdf(rel))
+        self.v = {name: d[1] for name, d in PARAMETERS.items()}
+        self.v.update(mode=mode, trajectory_scaling='off', armature=list(ARMATURE.get(arm, [])))
+        if os.environ.get('RATE'):
+            self.v['limits.max_torque_rate'] = [float(os.environ['RATE'])]
+        self.v.update({k.replace('__', '.'): x for k, x in values.items()})
+        self.loop = ControlLoop(Log())
+        self.loop.observer_ready = True
+        self.t, self.pending, self.force = 0.0, None, None
+        self._use_values(self.v, first=True)
+        plant = self.model.with_armature(ARMATURE[arm]) if arm in ARMATURE else self.model
+        self.sim = Simulator(plant, q0=q0, position_limits=False)
+        self.frame = self.ctrl.limit_layer.frame
+        self.rec = []
+        for _ in range(300):                 # 0.3 s to settle: the arm holds itself up
+            self.step(record=False)
+
+    def _use_values(self, v, first=False):
+        ctrl = configuration.controller(self.model, v)
+        obs, thresholds, gain = configuration.observer(ctrl, v)
+        if first:
+            self.loop.use_model(ctrl, obs, thresholds, gain, v, self.t)
+        else:
+            self.loop.use_parameters(ctrl, obs, thresholds, gain, v, '~/target_pose')
+        self.ctrl = ctrl
+
+    def set(self, **values):
+        """Change parameters at runtime, as `ros2 param set` does."""
+        v = dict(self.v, **{k.replace('__', '.'): x for k, x in values.items()})
+        self._use_values(v)
+        self.v = v
+
+    def step(self, record=True):
+        sim, loop = self.sim, self.loop
+        if self.force is not None:
+            R = frame_placement(self.model, sim.q, self.frame)[:3, :3]
+            sim.set_wrench(self.frame, np.concatenate([R.T @ self.force, np.zeros(3)]))
+        tau = np.zeros(self.model.n)
+        if self.pending is not None:
+            tau[self.ctrl.cmd] = self.pending
+        q, qd = sim.step(tau)
+        self.t += sim.dt
+        t = self.t
+        reply = loop.joint_states(self.model.joint_names, q.tolist(), qd.tolist(), [], t, t,
+                                  lambda: t)
+        self.pending = None if reply is None or reply.command is None else reply.command.copy()
+        if record and self.pending is not None:
+            p = frame_placement(self.model, q, self.frame)[:3, 3].copy()
+            v = frame_jacobian(self.model, q, self.frame)[:3] @ qd
+            self.rec.append((t, q.copy(), qd.copy(), self.pending.copy(), p, v))
+
+    def run(self, seconds, each=None):
+        for _ in range(int(round(seconds / self.sim.dt))):
+            if each is not None:
+                each(self)
+            self.step()
+
+    def figures(self):
+        """Return the worst figures of the recorded run (see the module doc)."""
+        ctrl, layer = self.ctrl, self.ctrl.limit_layer
+        c = ctrl.cmd
+        t = np.array([r[0] for r in self.rec])
+        q = np.array([r[1] for r in self.rec])[:, c]
+        qd = np.array([r[2] for r in self.rec])[:, c]
+        tau = np.array([r[3] for r in self.rec])
+        p = np.array([r[4] for r in self.rec])
+        v = np.array([r[5] for r in self.rec])
+        lo, hi = self.model.position_limits[c].T
+        with np.errstate(invalid='ignore'):
+            margin = np.nanmin(np.where(np.isfinite(lo), q - lo, np.inf).min(),
+                               initial=np.inf)
+            margin = min(margin, np.where(np.isfinite(hi), hi - q, np.inf).min())
+        speed = float(np.max(np.abs(qd) / layer.vmax))
+        wall = 0.0
+        if layer.box is not None:
+            wall = 1e3 * max(0.0, float(np.max(layer.box[:3] - p)),
+                             float(np.max(p - layer.box[3:])))
+        tool = float(np.max(np.linalg.norm(v, axis=1)) / layer.tool_speed) \
+            if np.isfinite(layer.tool_speed) else 0.0
+        rate = float(np.max(np.abs(np.diff(tau, axis=0)) / np.diff(t)[:, None] / layer.rate))
+        return dict(margin=float(margin), speed=speed, wall=wall, tool=tool, rate=rate)
+
+
+def _box(rig, below=0.1, around=0.3):
+    """Return a workspace box around the frame's start: a floor ``below``, walls ``around``."""
+    p = frame_placement(rig.model, rig.sim.q, rig.frame)[:3, 3]
+    return dict(limits__workspace__min=[p[0] - around, p[1] - around, p[2] - below],
+                limits__workspace__max=[p[0] + around, p[1] + around, p[2] + around],
+                limits__tool_speed=TOOL_SPEED)
+
+
+def boxed(arm, mode, below=0.1, **values):
+    """Return a rig whose frame starts in a workspace box with a floor ``below`` it."""
+    probe = Rig(arm, mode)
+    return Rig(arm, mode, **_box(probe, below), **values)
+
+
+def past_the_limits(rig, speed):
+    """Send a trajectory taking every joint 0.3 past a hard limit, asking ``speed`` x v_max."""
+    ctrl = rig.ctrl
+    c, m = ctrl.cmd, rig.model
+    q0 = rig.sim.q[c]
+    lo, hi = m.position_limits[c].T
+    goal = np.where(np.isfinite(hi), np.where(hi - q0 < q0 - lo, hi + 0.3, lo - 0.3), q0 + 1.0)
+    vmax = np.where(np.isfinite(m.velocity_limits[c]), m.velocity_limits[c], 1.0)
+    T = float(np.max(1.875 * np.abs(goal - q0) / (speed * vmax)))      # a quintic's peak speed
+    names = list(ctrl.joints)
+    rig.loop.trajectory(lambda: (names, [T], [goal.tolist()], [[0.0] * len(c)],
+                                 [[0.0] * len(c)], None), 1, 0.0, lambda: rig.t, '~/target_pose')
+    return T
+
+
+def push(rig, direction):
+    """
+    Push the frame along ``direction``: 30 N, or half what the arm can hold there if less.
+
+    What it can hold: the force whose torques, beside gravity's, reach the first effort limit
+    (talos' arm holds 21 N downwards: no controller keeps 30 N off it).
+    """
+    m, q, c = rig.model, rig.sim.q, rig.ctrl.cmd
+    n = direction / np.linalg.norm(direction)
+    Jn = np.abs(frame_jacobian(m, q, rig.frame)[:3][:, c].T @ n)
+    spare = rig.ctrl.limits - np.abs(gravity_torques(m, q)[c])
+    with np.errstate(divide='ignore'):
+        holds = float(np.min(np.where(Jn > 1e-9, spare / Jn, np.inf)))
+    rig.force = min(PUSH, 0.5 * holds) * n
+    return float(np.linalg.norm(rig.force))
+
+
+def push_towards_stop(rig):
+    """Push along the direction that turns the pushed joint towards its nearer limit."""
+    m, i = rig.model, rig.ctrl.cmd[rig.pushed]
+    Jv = frame_jacobian(m, rig.sim.q, rig.frame)[:3, i]
+    lo, hi = m.position_limits[i]
+    sign = 1.0 if hi - rig.sim.q[i] < rig.sim.q[i] - lo else -1.0
+    return push(rig, sign * Jv)
+
+
+def target_far(rig, offset):
+    p = frame_placement(rig.model, rig.sim.q, rig.frame)
+    rig.loop.target_pose(p[:3, 3] + offset, _quat(p), rig.t)
+
+
+def _quat(T):
+    from scipy.spatial.transform import Rotation
+    return Rotation.from_matrix(T[:3, :3]).as_quat().tolist()
+
+
+def scenarios():
+    """Return the scenarios: name -> function(arm) returning the Rig it ran."""
+    def joint_far(mode, speed):
+        def run(arm):
+            rig = Rig(arm, mode)
+            T = past_the_limits(rig, speed)
+            rig.run(T + 1.0)
+            return rig
+        return run
+
+    def hand_to_stop(arm):
+        rig = Rig(arm, 'gravity')
+        push_towards_stop(rig)
+        rig.run(3.0)
+        return rig
+
+    def hand_to_wall(arm):
+        rig = boxed(arm, 'gravity')
+        push(rig, np.array([0.0, 0.0, -1.0]))
+        rig.run(3.0)
+        return rig
+
+    def task_far(mode):
+        def run(arm):
+            rig = boxed(arm, mode)
+            target_far(rig, np.array([0.0, 0.0, -1.0]))
+            rig.run(3.0)
+            return rig
+        return run
+
+    def wrench_to_wall(arm):
+        rig = boxed(arm, 'cartesian_impedance', below=0.02)
+        rig.loop.target_wrench([0.0, 0.0, -min(50.0, 2 * push(rig, np.array([0.0, 0.0, -1.0]))),
+                                0.0, 0.0, 0.0])
+        rig.force = None
+        rig.run(3.0)
+        return rig
+
+    def twist_to_wall(arm):
+        rig = boxed(arm, 'cartesian_impedance')
+        T0 = frame_placement(rig.model, rig.sim.q, rig.frame)
+        v = np.array([0.0, 0.0, -5 * TOOL_SPEED])
+        q = _quat(T0)
+        start = rig.t
+
+        def stream(r):
+            r.loop.target_pose(T0[:3, 3] + v * (r.t - start), q, r.t)
+            r.loop.target_twist(np.concatenate([v, np.zeros(3)]), r.t)
+        rig.run(2.0, stream)
+        return rig
+
+    def gains_tenfold_joint(arm):
+        rig = Rig(arm, 'computed_torque')
+        T = past_the_limits(rig, 0.8)
+        rig.run(0.3 * T)
+        rig.set(kp=[1000.0], kd=[200.0])
+        rig.run(0.7 * T + 1.0)
+        return rig
+
+    def gains_tenfold_task(arm):
+        rig = boxed(arm, 'cartesian_impedance')
+        target_far(rig, np.array([0.15, 0.1, -0.05]))
+        rig.run(0.2)
+        rig.set(task__stiffness=[10000.0, 10000.0, 10000.0, 500.0, 500.0, 500.0])
+        rig.run(2.0)
+        return rig
+
+    return {
+        'computed_torque past the limits': joint_far('computed_torque', 0.8),
+        'computed_torque past the limits at 1.6x v_max': joint_far('computed_torque', 1.6),
+        'feedforward past the limits at 1.6x v_max': joint_far('feedforward', 1.6),
+        'hand guiding, 30 N towards a joint stop': hand_to_stop,
+        'hand guiding, 30 N towards a wall': hand_to_wall,
+        'cartesian_impedance, a target 1 m through the floor': task_far('cartesian_impedance'),
+        'operational_space, a target 1 m through the floor': task_far('operational_space'),
+        'cartesian_impedance, a 50 N target wrench into the floor': wrench_to_wall,
+        'twist stream at 5x the tool speed into the floor': twist_to_wall,
+        'computed_torque gains x10 mid-motion': gains_tenfold_joint,
+        'cartesian_impedance stiffness x10 mid-motion': gains_tenfold_task,
+    }
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split('\n\n')[0])
+    parser.add_argument('--arms', nargs='+', default=list(ARMS), choices=list(ARMS))
+    parser.add_argument('--only', help='run the scenarios whose name contains this')
+    args = parser.parse_args(argv)
+    failed = 0
+    print(f'{"scenario":52s} {"arm":6s} {"margin":>8s} {"speed":>6s} {"wall mm":>8s} '
+          f'{"tool":>6s} {"rate":>6s}  s')
+    for name, run in scenarios().items():
+        if args.only and args.only not in name:
+            continue
+        for arm in args.arms:
+            t0 = time.perf_counter()
+            rig = run(arm)
+            f = rig.figures()
+            bad = [k for k in ASKED if (f[k] < ASKED[k] if k == 'margin' else f[k] > ASKED[k])]
+            failed += bool(bad)
+            print(f'{name:52s} {arm:6s} {f["margin"]:8.4f} {f["speed"]:6.3f} {f["wall"]:8.2f} '
+                  f'{f["tool"]:6.3f} {f["rate"]:6.3f}  {time.perf_counter() - t0:.1f}'
+                  + (f'  FAIL {bad}' if bad else ''), flush=True)
+    print(f'{failed} failed' if failed else 'every figure within what #41 asks')
+    return 1 if failed else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

@@ -1,0 +1,426 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The limits layer: what every mode's output passes through before it goes to the arm.
+
+The control laws stay as they are; this layer bounds what they ask, per command, so that the
+arm stays within its joint positions and velocities, a workspace box and a tool speed, and the
+efforts change at a bounded rate.
+
+Each limit is a bound on a velocity, held by bounding the acceleration that the command may
+cause (a velocity servo with time constant ``response_time``, T below):
+
+- **Joint velocity**: joint i may move at most ``v_max = velocity_scale x`` its URDF velocity
+  limit. Its torque is kept within h_i + M_ii (v_lo - qd_i) / T and h_i + M_ii (v_hi - qd_i) / T,
+  with h = c + g (what holds the joint still) and M_ii the mass matrix's diagonal: beyond the
+  limit the joint is damped back to it, it is not frozen.
+- **Joint position**: between the soft limits the bounds are +-v_max; towards a soft limit the
+  allowed velocity falls to zero at it, as min(v_max, k_position d, sqrt(2 a d)) with d the
+  distance to the soft limit and a half the deceleration the joint's effort limit leaves
+  beside h; past it the joint is pushed back at k_position d (ros_control's soft limits, whose
+  velocity bounds these are). The soft limits are the URDF's ``<safety_controller>`` ones and
+  its k_position where the description has them, moved in to at least ``position_margin`` from
+  the hard limit (panda's soft limits equal its hard ones: no room to stop in); else the hard
+  limits less the margin (at most a quarter of the range) and ``position_gain``. Continuous
+  joints have none. The URDF's k_velocity is not used: the velocity gain here is M_ii / T, from
+  the model, since a fixed N m s/rad gain of ros_control's kind (panda's 40) acts 4 times
+  within one millisecond on panda's last joint and is unstable in a 1 kHz loop.
+- **Workspace**: a box in root axes that the frame ``frame``'s origin may not leave, each face
+  a virtual wall: the frame's velocity towards it is bounded as a joint's towards its soft
+  limit (k = ``position_gain``); the force that holds the bound acts at the frame, J^T n f
+  with f from the task-space inertia along the wall's normal n (only what exceeds the bound is
+  taken away: the motion along the wall is untouched).
+- **Tool speed**: the frame's linear speed at most ``tool_speed`` (UR's tool speed limit), the
+  same way along the direction of motion.
+- **External torques**: an estimate of them (the momentum observer's) enters each bound where
+  it pushes towards the limit (never where it would loosen one): a steady push (hand guiding,
+  a person leaning on the arm) is held off, not only damped.
+- **Effort** (the effort limits) and **torque rate**: each effort changes by at most
+  ``max_torque_rate`` N m/s (N/s) from the previous command, whatever the mode, so that a change
+  of gains, mode, payload, friction compensation, target or trajectory, or of these limits,
+  is ramped at that rate: nothing steps the output.
+
+Where limits conflict (a joint pushed past a soft limit by a wall's force), the joints' bounds
+come last: the hard limits are the arm's own. The torque rate comes after everything: the output
+never jumps, not even to obey a limit (the position and velocity bounds start early enough for
+it at the default rate: measured in ``bench/bench_limits.py``).
+
+``LimitLayer.apply`` writes what acted into ``active``: a tuple of (name, kind) for the joints
+or frame whose bound shaped the command (kinds: ``position``, ``velocity``, ``workspace``,
+``tool_speed``, ``effort``, ``torque_rate``), empty when nothing did.
+"""
+import math
+
+import numpy as np
+
+from ..dynamics import bias_torques, crba, frame_jacobian, frame_placement, gravity_torques
+
+# what limits= takes, with the defaults (the node's parameters limits.*)
+LIMIT_DEFAULTS = dict(position_margin=0.05, position_gain=10.0, velocity_scale=1.0,
+                      response_time=0.01, max_torque_rate=(1000.0,), frame='',
+                      workspace_min=(), workspace_max=(), tool_speed=math.inf)
+JERK_SHARE = 0.5        # of the jerk the torque rate limit allows, what the bounds count on
+CORRECTIONS = 4         # passes of the joints' bounds against the effort and rate limits
+MAX_RATE_STEP = 0.01    # s: after a gap (or a time jump) the rate limit allows this long a step
+KINDS = ('position', 'velocity', 'workspace', 'tool_speed', 'effort', 'torque_rate')
+FACES = ('x min', 'y min', 'z min', 'x max', 'y max', 'z max')
+
+
+def _number(value, name, low=0.0, high=math.inf, inclusive=False):
+    x = float(value)
+    ok = (low <= x if inclusive else low < x) and x <= high and not math.isnan(x)
+    if not ok:
+        bound = f'>= {low:g}' if inclusive else f'> {low:g}'
+        raise ValueError(f'{name} must be {bound}' + (f' and <= {high:g}' if high < math.inf
+                                                      else '') + f', got {value}')
+    return x
+
+
+def soft_limits(model, cmd, margin, gain):
+    """
+    Return (soft lower, soft upper, k_position) of the commanded joints (model indices ``cmd``).
+
+    From the URDF's ``<safety_controller>`` where the description has it, moved in to at least
+    ``margin`` (at most a quarter of the joint's range) from the hard limits; else the hard
+    limits less that margin and the gain ``gain``; +-inf for joints without position limits.
+    ValueError naming the joint for a soft limit outside its hard limits, or crossed ones.
+    """
+    k = len(cmd)
+    lo, hi, kp = np.full(k, -np.inf), np.full(k, np.inf), np.full(k, float(gain))
+    for j, i in enumerate(cmd):
+        name = model.joint_names[i]
+        lower, upper = model.position_limits[i]
+        soft_lo, soft_hi, k_position = model.soft_limits[i]
+        if np.isfinite(soft_lo) and np.isfinite(lower) and soft_lo < lower:
+            raise ValueError(f'joint {name}: <safety_controller soft_lower_limit="{soft_lo:g}"> '
+                             f'is below its lower limit {lower:g}: a soft limit must lie inside '
+                             f'the hard one')
+        if np.isfinite(soft_hi) and np.isfinite(upper) and soft_hi > upper:
+            raise ValueError(f'joint {name}: <safety_controller soft_upper_limit="{soft_hi:g}"> '
+                             f'is above its upper limit {upper:g}: a soft limit must lie inside '
+                             f'the hard one')
+        if np.isfinite(k_position):
+            if not k_position > 0:
+                raise ValueError(f'joint {name}: <safety_controller k_position="{k_position:g}"> '
+                                 f'must be > 0')
+            kp[j] = k_position
+        m = min(margin, 0.25 * (upper - lower)) if np.isfinite(upper - lower) else margin
+        if np.isfinite(lower):
+            lo[j] = max(soft_lo if np.isfinite(soft_lo) else -np.inf, lower + m)
+        if np.isfinite(upper):
+            hi[j] = min(soft_hi if np.isfinite(soft_hi) else np.inf, upper - m)
+        if lo[j] >= hi[j]:
+            raise ValueError(f'joint {name}: its soft limits [{lo[j]:g}, {hi[j]:g}] leave no '
+                             f'range (hard limits [{lower:g}, {upper:g}], limits.position_margin '
+                             f'{margin:g})')
+    return lo, hi, kp
+
+
+def braking_speed(d, a, jerk):
+    """
+    Return the speed from which a deceleration ``a``, reached at ``jerk``, stops within d.
+
+    The stopping distance from v is v^2 / 2a + v t_r / 2 with t_r = a / jerk, the time the
+    deceleration takes to build up (the torque rate limit's); inverted. sqrt(2 a d) without it.
+    """
+    t_r = a / jerk
+    return a * (np.sqrt(0.25 * t_r * t_r + 2.0 * d / a) - 0.5 * t_r)
+
+
+def acceleration_bound(dv, T, jerk):
+    """
+    Return the acceleration that brings a velocity ``dv`` below its bound to it (< 0: above).
+
+    dv / T (the velocity servo), but never more than the jerk lets fall to zero by the time the
+    velocity is reached: sqrt(2 jerk dv), so that the torque rate limit does not make it
+    overshoot (measured before: panda's joint 4 rebounded off its soft limit at 1.2 v_max);
+    above the bound, no more deceleration than the jerk lets end there.
+    """
+    with np.errstate(invalid='ignore', over='ignore'):
+        root = np.sqrt(2.0 * jerk * np.abs(dv))
+        root = np.where(np.isnan(root), np.inf, root)        # jerk inf, dv 0
+        return np.where(dv >= 0, np.minimum(dv / T, root), np.maximum(dv / T, -root))
+
+
+def _per_joint(values, k, name):
+    a = np.asarray(values, dtype=float).ravel()
+    a = np.full(k, a[0]) if a.size == 1 else a
+    if a.shape != (k,) or np.any(np.isnan(a)) or np.any(a <= 0):
+        raise ValueError(f'{name} needs one value > 0 or one per commanded joint ({k}), got '
+                         f'{np.asarray(values).ravel().tolist()}')
+    return a
+
+
+class LimitLayer:
+    """
+    The limits of the commanded joints ``cmd`` (model indices) of ``model``, and their state.
+
+    ``effort_limits``: of the commanded joints; ``frame``: the frame of the workspace box and
+    the tool speed (the task frame); ``settings``: ``LIMIT_DEFAULTS``' keys. ValueError naming
+    the parameter (``limits.*``) for a setting that cannot be.
+    """
+
+    def __init__(self, model, cmd, effort_limits, settings=None, frame='',
+                 hardware_compensates_gravity=False):
+        s = dict(LIMIT_DEFAULTS, **(settings or {}))
+        unknown = set(s) - set(LIMIT_DEFAULTS)
+        if unknown:
+            raise ValueError(f'unknown limits settings {sorted(unknown)}')
+        self.model, self.cmd = model, np.asarray(cmd, dtype=np.int64)
+        k = len(self.cmd)
+        self.margin = _number(s['position_margin'], 'limits.position_margin', inclusive=True)
+        self.gain = _number(s['position_gain'], 'limits.position_gain')
+        self.scale = _number(s['velocity_scale'], 'limits.velocity_scale', high=1.0)
+        self.T = _number(s['response_time'], 'limits.response_time')
+        self.rate = _per_joint(s['max_torque_rate'], k, 'limits.max_torque_rate')
+        self.tool_speed = _number(s['tool_speed'], 'limits.tool_speed (inf: no limit)')
+        self.lower, self.upper, self.kp = soft_limits(model, self.cmd, self.margin, self.gain)
+        self.vmax = model.velocity_limits[self.cmd] * self.scale
+        self.effort = np.asarray(effort_limits, dtype=float)
+        self.hardware_compensates_gravity = bool(hardware_compensates_gravity)
+        self.frame = frame
+        self.box = self._box(s['workspace_min'], s['workspace_max'])
+        self.settings = s
+        self.names = tuple(model.joint_names[i] for i in self.cmd)
+        self.last = None                # (output, time) of the last command sent
+        self.active = ()
+        self._J = np.empty((6, model.n))
+
+    @staticmethod
+    def _box(low, high):
+        if len(low) == 0 and len(high) == 0:
+            return None
+        low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
+        for name, v in (('limits.workspace.min', low), ('limits.workspace.max', high)):
+            if v.shape != (3,) or np.any(np.isnan(v)):
+                raise ValueError(f'{name} needs 3 numbers (x y z, m, root axes; both empty: no '
+                                 f'box), got {v.tolist()}')
+        if np.any(low >= high):
+            raise ValueError(f'limits.workspace.min {low.tolist()} must be below '
+                             f'limits.workspace.max {high.tolist()} on every axis')
+        return np.concatenate([low, high])
+
+    @property
+    def watches_frame(self):
+        """Whether a workspace box or a tool speed limit is set."""
+        return self.box is not None or math.isfinite(self.tool_speed)
+
+    def outside(self, q):
+        """Return why the frame at q is outside the workspace box (None: inside or no box)."""
+        if self.box is None:
+            return None
+        p = frame_placement(self.model, q, self.frame)[:3, 3]
+        low, high = self.box[:3], self.box[3:]
+        if np.all(p >= low) and np.all(p <= high):
+            return None
+        return (f'the frame {self.frame} is at {np.round(p, 4).tolist()} m, outside the '
+                f'workspace box limits.workspace.min {low.tolist()} .. limits.workspace.max '
+                f'{high.tolist()}')
+
+    def shape_target(self, position, twist, acceleration):
+        """
+        Keep a task target (the layer's frame's) within the box and the tool speed, in place.
+
+        A target beyond a wall is taken to the wall, with no velocity or acceleration through
+        it; a target twist faster than the tool speed is scaled down to it. The output is bounded
+        either way; a target the arm may reach does not make the law push against the bounds
+        with all its stiffness and damping (a twist stream at 5 times the tool speed: the law's
+        damping towards it, 180 N on ur5, against the walls' and speed's forces).
+        """
+        if self.box is not None:
+            low, high = self.box[:3], self.box[3:]
+            out_low, out_high = position < low, position > high
+            np.clip(position, low, high, out=position)
+            for vec in (twist, acceleration):
+                vec[:3][out_low & (vec[:3] < 0)] = 0.0
+                vec[:3][out_high & (vec[:3] > 0)] = 0.0
+        speed = float(np.linalg.norm(twist[:3]))
+        if speed > self.tool_speed:
+            twist[:3] *= self.tool_speed / speed
+            acceleration[:3] = 0.0
+
+    def take(self, other):
+        """Carry the last command over from another layer of these joints (a new controller)."""
+        if other is not None and other.names == self.names:
+            self.last = other.last
+
+    def sent(self, tau, now):
+        """Note ``tau`` as what went out at ``now`` (None: a time of another base)."""
+        self.last = (np.array(tau, dtype=float), now)
+
+    # ---- the bounds ------------------------------------------------------------------------
+    def joint_velocity_bounds(self, q, h, Mii, jerk):
+        """
+        Return (v_lo, v_hi, position-bound mask lo, hi) of the commanded joints at q.
+
+        The velocity each may have now: +-v_max between its soft limits, falling to zero at
+        them (what a braking at the deceleration the effort limits leave beside h, reached at
+        the jerk ``jerk``, stops in), negative past them.
+        """
+        x = q[self.cmd]
+        a = np.maximum(0.5 * (self.effort - np.abs(h)), 0.1 * self.effort) / Mii
+        hi = self._allowed(self.upper - x, a, jerk)
+        lo = -self._allowed(x - self.lower, a, jerk)
+        return lo, hi, lo > -self.vmax, hi < self.vmax
+
+    def _allowed(self, d, a, jerk):
+        """Return the velocity allowed towards a limit at distance d (negative: past it)."""
+        with np.errstate(invalid='ignore', divide='ignore', over='ignore'):
+            toward = np.minimum(self.kp * d, braking_speed(np.maximum(d, 0.0), a, jerk))
+            v = np.where(d >= 0, toward, np.maximum(self.kp * d, -self.vmax))
+        v = np.where(np.isnan(v), np.inf, v)         # no limit: inf - inf
+        return np.minimum(v, self.vmax)
+
+    def apply(self, tau, q, qd, now, external=None):
+        """
+        Return the command ``tau`` (commanded joints) within every limit; ``active`` says which.
+
+        ``q``, ``qd``: the state (model order); ``now``: its time (s), for the rate limit (None:
+        one MAX_RATE_STEP since the last); ``external``: estimated external torques (model
+        order) or None.
+        """
+        model, c = self.model, self.cmd
+        active = []
+        mode = np.array(tau, dtype=float)
+        # what the output may be now: within the effort limits and the rate limit's step from
+        # the last command. Everything below is computed from torques inside it, so that what
+        # the bounds count on is what goes out (bounds computed from a torque the rate limit
+        # then withholds let panda's wrist run away while its elbow braked: measured)
+        low, high = -self.effort, self.effort.copy()
+        if self.last is not None:
+            last, then = self.last
+            dt = MAX_RATE_STEP if now is None or then is None or now < then else \
+                min(now - then, MAX_RATE_STEP)
+            step = self.rate * dt
+            low, high = np.maximum(low, last - step), np.minimum(high, last + step)
+            high = np.maximum(high, low)        # a last command beyond lowered effort limits
+        M = crba(model, q)
+        h = bias_torques(model, q, qd)
+        if self.hardware_compensates_gravity:
+            h = h - gravity_torques(model, q)
+        Mcc, hc, qdk = M[np.ix_(c, c)], h[c], qd[c]
+        r = np.zeros(len(c)) if external is None else np.asarray(external, dtype=float)[c]
+        Minv = np.linalg.inv(Mcc)
+        out = np.clip(mode, low, high)
+        if self.watches_frame:
+            out = self._frame_limits(out, q, qdk, Minv, hc, r, low, high, active)
+        # the joints' accelerations the command makes (an external push counted where it
+        # tightens a bound), each kept within what brings the joint back within its velocity
+        # bound in response_time: the torques of the joints S out of bounds change by
+        # (M^-1)_SS^-1 da_S, which gives them exactly that acceleration (M_ii da_i would not:
+        # panda's M_ii is up to 5 times 1 / (M^-1)_ii). Only theirs: correcting with M da to
+        # keep the others' accelerations asks torque of every joint at once, which the rate
+        # limit withholds (measured: ur5's shoulder ran away while its elbow was held). Where a
+        # correction meets the effort or rate limit, again from what is left.
+        a_r = Minv @ r
+        # the jerk the rate limit allows a joint (alone; half of it: the others move too)
+        jerk = JERK_SHARE * self.rate * np.diag(Minv)
+        v_lo, v_hi, pos_lo, pos_hi = self.joint_velocity_bounds(q, hc, np.diag(Mcc), jerk)
+        with np.errstate(invalid='ignore'):
+            a_hi = acceleration_bound(v_hi - qdk, self.T, jerk) - np.maximum(a_r, 0.0)
+            a_lo = -acceleration_bound(qdk - v_lo, self.T, jerk) - np.minimum(a_r, 0.0)
+        bound = np.zeros(len(c), dtype=bool)
+        for _ in range(CORRECTIONS):
+            a = Minv @ (out - hc)
+            over, under = a > a_hi + 1e-9, a < a_lo - 1e-9
+            if not (over.any() or under.any()):
+                break
+            da = np.where(over, a_hi - a, np.where(under, a_lo - a, 0.0))
+            both = over & under                 # bounds crossed: the middle
+            da[both] = (0.5 * (a_lo + a_hi) - a)[both]
+            # the joints that can still move their torque that way (the others are held by
+            # the effort or rate limit: their torque stays, and counts in a next pass)
+            S = np.flatnonzero((over | under) & ~((da > 0) & (out >= high))
+                               & ~((da < 0) & (out <= low)))
+            if len(S) == 0:
+                break
+            out[S] += np.linalg.solve(Minv[np.ix_(S, S)], da[S])
+            out = np.clip(out, low, high)
+            for j in np.flatnonzero((over | under) & ~bound):
+                pos = pos_hi[j] if over[j] else pos_lo[j]
+                active.append((self.names[j], 'position' if pos else 'velocity'))
+            bound |= over | under
+        held = out != mode
+        for j in np.flatnonzero(held & (np.abs(mode) > self.effort) & ~bound):
+            active.append((self.names[j], 'effort'))
+        if self.last is not None:
+            edge = (out == low) | (out == high)
+            for j in np.flatnonzero(held & edge & (np.abs(out) < self.effort)):
+                active.append((self.names[j], 'torque_rate'))
+        self.last = (out, now)
+        self.active = tuple(active)
+        return out
+
+    def _frame_limits(self, tau, q, qd, Minv, h, r, low, high, active):
+        """Bound the frame's velocity towards each wall and its speed: forces at the frame."""
+        model, c = self.model, self.cmd
+        p = frame_placement(model, q, self.frame)[:3, 3]
+        J = frame_jacobian(model, q, self.frame, out=self._J)[:3][:, c]
+        v = J @ qd
+        bounds = []                 # (unit direction n, distance to the wall or None, what)
+        speed = float(np.linalg.norm(v))
+        if math.isfinite(self.tool_speed) and speed > 1e-9:
+            bounds.append((v / speed, None, (self.frame, 'tool_speed')))
+        if self.box is not None:
+            for f in range(6):
+                axis, sign = f % 3, (1.0 if f >= 3 else -1.0)
+                n = np.zeros(3)
+                n[axis] = sign
+                bounds.append((n, sign * (self.box[f] - p[axis]),      # inside: > 0
+                               (f'{self.frame} {FACES[f]}', 'workspace')))
+        if not bounds:
+            return tau
+        JMinv = J @ Minv
+        spare = np.maximum(0.5 * (self.effort - np.abs(h)), 0.1 * self.effort)
+        limits = []            # (g, Jn, a_max, what) per bound
+        for n, d, what in bounds:
+            vn = float(n @ v)
+            g = n @ JMinv                        # the frame's acceleration along n per torque
+            Jn = J.T @ n                         # the torques of a unit force along n
+            inv_lambda = float(g @ Jn)           # 1 / the task-space inertia along n
+            # the jerk along n: a force at the frame changes as fast as the slowest joint's
+            # share of it may (the torque rate limit), half of it counted on
+            with np.errstate(divide='ignore'):
+                force_rate = float(np.min(self.rate / np.abs(Jn)))
+                force = float(np.min(spare / np.abs(Jn)))
+            jerk = JERK_SHARE * force_rate * inv_lambda
+            if d is None:
+                allowed = self.tool_speed
+            elif d >= 0:       # a wall: what a braking at the force the effort limits leave stops
+                allowed = min(self.gain * d, float(braking_speed(d, force * inv_lambda, jerk)))
+            else:
+                allowed = self.gain * d
+            a_max = float(acceleration_bound(allowed - vn, self.T, jerk))
+            limits.append((g, Jn, a_max - max(float(g @ r), 0.0), what))
+        # each bound's force at the frame from the joints whose torque can still go that way
+        # (the others are at their effort or rate limit: a force through them would not be)
+        tau = np.clip(tau, low, high)
+        for _ in range(CORRECTIONS):
+            done = True
+            for g, Jn, a_max, what in limits:
+                excess = float(g @ (tau - h)) - a_max
+                if excess <= 1e-9:
+                    continue
+                free = ~(((Jn > 0) & (tau <= low)) | ((Jn < 0) & (tau >= high)))
+                gain = float(g[free] @ Jn[free])
+                if gain <= 1e-12:
+                    continue
+                tau = np.clip(tau - np.where(free, Jn, 0.0) * (excess / gain), low, high)
+                if what not in active:
+                    active.append(what)
+                done = False
+            if done:
+                break
+        return tau
