@@ -174,8 +174,8 @@ class Rig:
 def _box(rig, below=0.1, around=0.3):
     """Return a workspace box around the frame's start: a floor ``below``, walls ``around``."""
     p = frame_placement(rig.model, rig.sim.q, rig.frame)[:3, 3]
-    return dict(limits__workspace__min=[p[0] - around, p[1] - around, p[2] - below],
-                limits__workspace__max=[p[0] + around, p[1] + around, p[2] + around],
+    return dict(limits__workspace=[p[0] - around, p[1] - around, p[2] - below,
+                                   p[0] + around, p[1] + around, p[2] + around],
                 limits__tool_speed=TOOL_SPEED)
 
 

@@ -93,10 +93,12 @@ def test_the_demo_tracks_z1_from_its_default_motion_with_friction_compensation(t
 
 
 def test_the_demo_fails_when_the_simulation_halts(tmp_path, capsys):
-    # velocity limits of 0.01 rad/s: the simulator halts at 1 rad/s (100x), which the 2R
-    # quintic of the notes passes at once
+    # velocity limits of 0.01 rad/s: the simulator halts at 1 rad/s (100x). The controller keeps
+    # the joints under 0.01 rad/s (its limits layer), so the efforts are 0.01 N m too: gravity
+    # takes the 2R arm past 1 rad/s at once
     with open(example_urdf('planar_2r'), encoding='utf-8') as f:
-        xml = f.read().replace('velocity="', 'velocity="0.01" old_velocity="')
+        xml = f.read().replace('velocity="', 'velocity="0.01" old_velocity="').replace(
+            'effort="', 'effort="0.01" old_effort="')
     urdf = tmp_path / 'slow.urdf'
     urdf.write_text(xml)
     rc = demo.main(['--urdf', str(urdf), '--start', '1.5708', '-3.1416', '--goal', '0', '1.5708',

@@ -67,8 +67,12 @@ class Arm:
         self.xml = robot_urdf(name)
         self.model = RobotModel.from_urdf(self.xml)
         self.oracle = Oracle(self.xml, self.model)
+        # the limits layer out of the way: these tests compare each mode's law with Pinocchio
+        # on arbitrary states and jumps between them (test_limits.py and the closed loops test
+        # the layer)
         args = ['--params-file', os.path.join(CONFIG, 'feedforward.yaml'),
-                '-p', 'use_sim_time:=true', '-p', f'joints:={self.joints}'.replace("'", '"')]
+                '-p', 'use_sim_time:=true', '-p', f'joints:={self.joints}'.replace("'", '"'),
+                '-p', 'limits.max_torque_rate:=[1.0e12]', '-p', 'limits.response_time:=1.0e-9']
         for j, v in self.defaults.items():
             args += ['-p', f'default_positions.{j}:={v}']
         self.proc = NodeProcess('feedforward_node', args, tmp_path / f'{name}.log')
@@ -90,7 +94,7 @@ class Arm:
         rng = np.random.default_rng(seed)
         lo = self.model.position_limits[self.idx, 0]
         hi = self.model.position_limits[self.idx, 1]
-        lo, hi = np.maximum(lo, -2.5), np.minimum(hi, 2.5)
+        lo, hi = np.maximum(lo + 0.5, -2.5), np.minimum(hi - 0.5, 2.5)    # off the soft limits
         return rng.uniform(lo, hi), rng.normal(size=len(self.joints)) * 0.5
 
     def hold_state(self, q, qd):
@@ -476,6 +480,50 @@ def test_invalid_parameters_are_refused(arm):
                            (dict(on_timeout='hold'), 'on_timeout must be one of'),
                            (dict(state_timeout=0.0), 'state_timeout must be > 0'),
                            (dict(kp=[1.0, 2.0]), 'kp needs')]:
+        results = arm.peer.set_params(**values)
+        assert not results[0].successful and reason in results[0].reason, results[0].reason
+    assert arm.proc.alive()
+
+
+@ONE_ARM
+def test_the_limits_say_what_held_the_command_and_refuse_what_cannot_be(arm):
+    """
+    ~/active_limits (transient local) and the log name the joint and the limit; bad settings.
+
+    A state with the shoulder at 0.9 of its URDF velocity limit, limits.velocity_scale 0.5:
+    the command brakes it, and the limit is published and logged. Settings that cannot be are
+    refused naming the parameter, a box that does not hold the frame with where it is.
+    """
+    from robot_dynamics_msgs.msg import ActiveLimits
+    from rclpy.qos import DurabilityPolicy, QoSProfile
+    reset(arm)
+    q, qd = arm.random_state(110)
+    qd = np.zeros(len(arm.joints))
+    arm.hold_state(q, qd)
+    arm.expect(arm.oracle.gravity(arm.full(q)), 'at rest')
+    seen = []
+    arm.peer.node.create_subscription(
+        ActiveLimits, '/inverse_dynamics_controller/active_limits', seen.append,
+        QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    assert arm.peer.spin_until(lambda: seen and seen[-1].name == [], 5.0), seen   # latched
+    try:
+        arm.set(limits__velocity_scale=0.5)
+        qd[0] = 0.9 * arm.model.velocity_limits[arm.idx[0]]
+        arm.hold_state(q, qd)
+        joint = arm.joints[0]
+        assert arm.peer.spin_until(lambda: any(
+            (joint, 'velocity') in zip(m.name, m.kind) for m in seen), 5.0), \
+            (seen[-3:], arm.proc.log()[-1500:])
+        assert arm.proc.wait_log(f'limit: the velocity limit of {joint} shapes the command', 5)
+        assert arm.peer.commands[-1][0] < arm.oracle.gravity(arm.full(q))[arm.idx[0]]  # brakes
+    finally:
+        arm.set(limits__velocity_scale=1.0)
+    for values, reason in [
+            (dict(limits__velocity_scale=-0.5), 'limits.velocity_scale must be > 0'),
+            (dict(limits__tool_speed=0.0), 'limits.tool_speed (inf: no limit) must be > 0'),
+            (dict(limits__max_torque_rate=[0.0]), 'limits.max_torque_rate must be > 0'),
+            (dict(limits__workspace=[5.0, 5.0, 5.0, 6.0, 6.0, 6.0]), 'outside the workspace box'),
+            (dict(limits__workspace=[0.0, 0.0, 0.0]), 'limits.workspace needs 6 numbers')]:
         results = arm.peer.set_params(**values)
         assert not results[0].successful and reason in results[0].reason, results[0].reason
     assert arm.proc.alive()

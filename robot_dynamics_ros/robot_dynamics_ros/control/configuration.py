@@ -23,6 +23,7 @@ functions raise ValueError or return the reason a set of values is refused.
 import numpy as np
 
 from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints
+from .limits import check as check_limits
 from .observer import REACTIONS, MomentumObserver, per_joint
 from .task_space import PROJECTORS
 
@@ -61,6 +62,10 @@ def problem(v):
         return f'action_monitor_rate must be > 0 (Hz), got {v["action_monitor_rate"]}'
     if v['collision.reaction'] not in REACTIONS:
         return f'collision.reaction must be one of {REACTIONS}, got "{v["collision.reaction"]}"'
+    try:
+        check_limits(limit_settings(v))
+    except ValueError as e:
+        return str(e)
     return None
 
 
@@ -87,7 +92,7 @@ def limit_settings(v):
                 velocity_scale=v['limits.velocity_scale'],
                 response_time=v['limits.response_time'],
                 max_torque_rate=v['limits.max_torque_rate'], frame=v['limits.frame'],
-                workspace_min=v['limits.workspace.min'], workspace_max=v['limits.workspace.max'],
+                workspace=v['limits.workspace'],
                 tool_speed=v['limits.tool_speed'])
 
 

@@ -39,16 +39,18 @@ cause (a velocity servo with time constant ``response_time``, T below):
   within one millisecond on panda's last joint and is unstable in a 1 kHz loop.
 - **Workspace**: a box in root axes that the frame ``frame``'s origin may not leave, each face
   a virtual wall: the frame's velocity towards it is bounded as a joint's towards its soft
-  limit (k = ``position_gain``); the force that holds the bound acts at the frame, J^T n f
-  with f from the task-space inertia along the wall's normal n (only what exceeds the bound is
-  taken away: the motion along the wall is untouched).
+  limit (k = ``position_gain``); what holds the bound is a force at the frame along the wall's
+  normal n, J^T n f, f from the task-space inertia along n: only the acceleration towards the
+  wall beyond the bound is taken away (along the wall the frame feels that force's coupling,
+  Lambda^-1 n f, as a hand pressed on a table would).
 - **Tool speed**: the frame's linear speed at most ``tool_speed`` (UR's tool speed limit), the
   same way along the direction of motion.
 - **External torques**: an estimate of them (the momentum observer's) enters each bound where
   it pushes towards the limit (never where it would loosen one): a steady push (hand guiding,
   a person leaning on the arm) is held off, not only damped.
 - **Effort** (the effort limits) and **torque rate**: each effort changes by at most
-  ``max_torque_rate`` N m/s (N/s) from the previous command, whatever the mode, so that a change
+  ``max_torque_rate`` N m/s (N/s; by default RATE_PER_EFFORT times its effort limit) from the
+  previous command, whatever the mode, so that a change
   of gains, mode, payload, friction compensation, target or trajectory, or of these limits,
   is ramped at that rate: nothing steps the output.
 
@@ -69,10 +71,17 @@ from ..dynamics import bias_torques, crba, frame_jacobian, frame_placement, grav
 
 # what limits= takes, with the defaults (the node's parameters limits.*)
 LIMIT_DEFAULTS = dict(position_margin=0.05, position_gain=10.0, velocity_scale=1.0,
-                      response_time=0.01, max_torque_rate=(1000.0,), frame='',
-                      workspace_min=(), workspace_max=(), tool_speed=math.inf)
+                      response_time=0.01, max_torque_rate=(), frame='',
+                      workspace=(), tool_speed=math.inf)
 JERK_SHARE = 0.5        # of the jerk the torque rate limit allows, what the bounds count on
 CORRECTIONS = 4         # passes of the joints' bounds against the effort and rate limits
+# The default torque rate: each joint's effort limit in 1 / RATE_PER_EFFORT s (ur5's shoulder
+# 3000 N m/s, panda's wrist 240), 1000 N m/s (Franka's) where a joint has no effort limit. A
+# rate limit is a slew limit inside the loop: what a stiff loop's feedback needs (M kp A w for
+# an error A at the loop's frequency w) it withholds, and the loop oscillates: ur5 at kp 400,
+# pushed by 200 N for 0.5 s, kept swinging its shoulder +-0.4 rad at 1000 N m/s; at 3000 it
+# settled.
+RATE_PER_EFFORT = 20.0  # 1/s
 MAX_RATE_STEP = 0.01    # s: after a gap (or a time jump) the rate limit allows this long a step
 KINDS = ('position', 'velocity', 'workspace', 'tool_speed', 'effort', 'torque_rate')
 FACES = ('x min', 'y min', 'z min', 'x max', 'y max', 'z max')
@@ -163,6 +172,21 @@ def _per_joint(values, k, name):
     return a
 
 
+def check(settings):
+    """Raise ValueError naming the parameter for a setting that cannot be (no model needed)."""
+    s = dict(LIMIT_DEFAULTS, **(settings or {}))
+    _number(s['position_margin'], 'limits.position_margin', inclusive=True)
+    _number(s['position_gain'], 'limits.position_gain')
+    _number(s['velocity_scale'], 'limits.velocity_scale', high=1.0)
+    _number(s['response_time'], 'limits.response_time')
+    _number(s['tool_speed'], 'limits.tool_speed (inf: no limit)')
+    rate = np.asarray(s['max_torque_rate'], dtype=float).ravel()
+    if np.any(np.isnan(rate)) or np.any(rate <= 0):
+        raise ValueError(f'limits.max_torque_rate must be > 0 (N m/s; empty: from the effort '
+                         f'limits), got {rate.tolist()}')
+    LimitLayer._box(s['workspace'])
+
+
 class LimitLayer:
     """
     The limits of the commanded joints ``cmd`` (model indices) of ``model``, and their state.
@@ -184,33 +208,34 @@ class LimitLayer:
         self.gain = _number(s['position_gain'], 'limits.position_gain')
         self.scale = _number(s['velocity_scale'], 'limits.velocity_scale', high=1.0)
         self.T = _number(s['response_time'], 'limits.response_time')
-        self.rate = _per_joint(s['max_torque_rate'], k, 'limits.max_torque_rate')
+        self.effort = np.asarray(effort_limits, dtype=float)
+        self.rate = (np.where(np.isfinite(self.effort), RATE_PER_EFFORT * self.effort, 1000.0)
+                     if len(s['max_torque_rate']) == 0 else
+                     _per_joint(s['max_torque_rate'], k, 'limits.max_torque_rate'))
         self.tool_speed = _number(s['tool_speed'], 'limits.tool_speed (inf: no limit)')
         self.lower, self.upper, self.kp = soft_limits(model, self.cmd, self.margin, self.gain)
         self.vmax = model.velocity_limits[self.cmd] * self.scale
-        self.effort = np.asarray(effort_limits, dtype=float)
         self.hardware_compensates_gravity = bool(hardware_compensates_gravity)
         self.frame = frame
-        self.box = self._box(s['workspace_min'], s['workspace_max'])
+        self.box = self._box(s['workspace'])
         self.settings = s
         self.names = tuple(model.joint_names[i] for i in self.cmd)
-        self.last = None                # (output, time) of the last command sent
+        self.last = None                # (output, its time, monotonic time) of the last command
         self.active = ()
         self._J = np.empty((6, model.n))
 
     @staticmethod
-    def _box(low, high):
-        if len(low) == 0 and len(high) == 0:
+    def _box(box):
+        if len(box) == 0:
             return None
-        low, high = np.asarray(low, dtype=float), np.asarray(high, dtype=float)
-        for name, v in (('limits.workspace.min', low), ('limits.workspace.max', high)):
-            if v.shape != (3,) or np.any(np.isnan(v)):
-                raise ValueError(f'{name} needs 3 numbers (x y z, m, root axes; both empty: no '
-                                 f'box), got {v.tolist()}')
-        if np.any(low >= high):
-            raise ValueError(f'limits.workspace.min {low.tolist()} must be below '
-                             f'limits.workspace.max {high.tolist()} on every axis')
-        return np.concatenate([low, high])
+        box = np.asarray(box, dtype=float).ravel()
+        if box.shape != (6,) or np.any(np.isnan(box)):
+            raise ValueError(f'limits.workspace needs 6 numbers, x y z of the lower corner then '
+                             f'of the upper (m, root axes; empty: no box), got {box.tolist()}')
+        if np.any(box[:3] >= box[3:]):
+            raise ValueError(f'limits.workspace: the lower corner {box[:3].tolist()} must be '
+                             f'below the upper {box[3:].tolist()} on every axis')
+        return box
 
     @property
     def watches_frame(self):
@@ -226,8 +251,7 @@ class LimitLayer:
         if np.all(p >= low) and np.all(p <= high):
             return None
         return (f'the frame {self.frame} is at {np.round(p, 4).tolist()} m, outside the '
-                f'workspace box limits.workspace.min {low.tolist()} .. limits.workspace.max '
-                f'{high.tolist()}')
+                f'workspace box limits.workspace {self.box.tolist()}')
 
     def shape_target(self, position, twist, acceleration):
         """
@@ -256,9 +280,9 @@ class LimitLayer:
         if other is not None and other.names == self.names:
             self.last = other.last
 
-    def sent(self, tau, now):
+    def sent(self, tau, now, received=None):
         """Note ``tau`` as what went out at ``now`` (None: a time of another base)."""
-        self.last = (np.array(tau, dtype=float), now)
+        self.last = (np.array(tau, dtype=float), now, received)
 
     # ---- the bounds ------------------------------------------------------------------------
     def joint_velocity_bounds(self, q, h, Mii, jerk):
@@ -283,13 +307,17 @@ class LimitLayer:
         v = np.where(np.isnan(v), np.inf, v)         # no limit: inf - inf
         return np.minimum(v, self.vmax)
 
-    def apply(self, tau, q, qd, now, external=None):
+    def apply(self, tau, q, qd, now, external=None, friction=None, received=None):
         """
         Return the command ``tau`` (commanded joints) within every limit; ``active`` says which.
 
         ``q``, ``qd``: the state (model order); ``now``: its time (s), for the rate limit (None:
-        one MAX_RATE_STEP since the last); ``external``: estimated external torques (model
-        order) or None.
+        one MAX_RATE_STEP since the last); ``received``: the monotonic time (s) of the call, for
+        the rate limit when ``now`` did not advance (states stamped alike); ``external``:
+        estimated external torques (model
+        order) or None; ``friction``: the friction compensation in the command (model order),
+        which the joints' friction takes again (z1's gripper, 1e-5 kg m^2 with 1 N m of
+        friction: its compensation counted as acceleration held the joint still).
         """
         model, c = self.model, self.cmd
         active = []
@@ -300,9 +328,14 @@ class LimitLayer:
         # then withholds let panda's wrist run away while its elbow braked: measured)
         low, high = -self.effort, self.effort.copy()
         if self.last is not None:
-            last, then = self.last
-            dt = MAX_RATE_STEP if now is None or then is None or now < then else \
-                min(now - then, MAX_RATE_STEP)
+            last, then, before = self.last
+            if now is not None and then is not None and now > then:
+                dt = min(now - then, MAX_RATE_STEP)
+            elif received is not None and before is not None and received >= before and \
+                    now is not None and then is not None and now == then:
+                dt = min(received - before, MAX_RATE_STEP)     # a state stamped as the last
+            else:
+                dt = MAX_RATE_STEP          # a gap, a time jump, or a time of another base
             step = self.rate * dt
             low, high = np.maximum(low, last - step), np.minimum(high, last + step)
             high = np.maximum(high, low)        # a last command beyond lowered effort limits
@@ -310,6 +343,8 @@ class LimitLayer:
         h = bias_torques(model, q, qd)
         if self.hardware_compensates_gravity:
             h = h - gravity_torques(model, q)
+        if friction is not None:
+            h = h + friction
         Mcc, hc, qdk = M[np.ix_(c, c)], h[c], qd[c]
         r = np.zeros(len(c)) if external is None else np.asarray(external, dtype=float)[c]
         Minv = np.linalg.inv(Mcc)
@@ -359,7 +394,7 @@ class LimitLayer:
             edge = (out == low) | (out == high)
             for j in np.flatnonzero(held & edge & (np.abs(out) < self.effort)):
                 active.append((self.names[j], 'torque_rate'))
-        self.last = (out, now)
+        self.last = (out, now, received)
         self.active = tuple(active)
         return out
 

@@ -66,6 +66,7 @@ NO_MODEL_GRACE = 3.0
 # m) from its last point is worth a warning: the result alone reads as reached
 UNCHECKED_ERROR = 0.01
 FOLLOWING_MODES = ('feedforward', 'computed_torque')     # the modes that take goals
+LIMITS_PERIOD = 0.05    # s: ~/active_limits at most this often (it changes within a millisecond)
 LIMIT_TEXT = dict(position='the soft position limit', velocity='the velocity limit',
                   workspace='the workspace wall', tool_speed='the tool speed limit',
                   effort='the effort limit', torque_rate='the torque rate limit')
@@ -80,17 +81,18 @@ class Reply:
     joint state they answer (else the node's clock); ``estimate``: the observer ran (its
     external torques are ``loop.estimate``), to be published when ``publish_estimate``;
     ``collision``: (joint indices, external torques, thresholds, reaction) of a new collision;
-    ``pose``: the task frame's 4x4 pose at that state.
+    ``pose``: the task frame's 4x4 pose at that state; ``limits``: what the limits layer did
+    (a tuple of (name, kind)) when that is to be published.
     """
 
     __slots__ = ('command', 'desired', 'answers_state', 'estimate', 'publish_estimate',
-                 'collision', 'pose')
+                 'collision', 'pose', 'limits')
 
     def __init__(self):
         self.clear()
 
     def clear(self):
-        self.command = self.desired = self.collision = self.pose = None
+        self.command = self.desired = self.collision = self.pose = self.limits = None
         self.answers_state = self.estimate = self.publish_estimate = False
         return self
 
@@ -119,7 +121,9 @@ class ControlLoop:
         self.command = None               # the last command sent (commanded-joint order)
         self.goal = None                  # the running FollowJointTrajectory Goal
         self.active_limits = ()           # what the limits layer did to the last command
-        self.limits_changed = False       # ... differs from the command before (to publish)
+        self.published_limits = None      # ... as last published, and when (monotonic s)
+        self.limits_published_at = -np.inf
+        self.box_checked = False          # the workspace box checked against the state
         self.commands = self.estimates = 0
         self.reply = Reply()
         self._defaults_noted = False
@@ -153,6 +157,7 @@ class ControlLoop:
         elif goal is not None:
             goal.trajectory = ctrl.trajectory       # the same motion, in the new model's indices
         self.ctrl, self.values = ctrl, values
+        self.box_checked = False
         self._set_observer(observer, thresholds, effort_gain)
         self.collided = self.armed = False
         self.efforts, self.effort_seen = np.zeros(n), np.zeros(n, dtype=bool)
@@ -188,6 +193,7 @@ class ControlLoop:
                 self.log.info('mode', f'mode {ctrl.mode}: frame {ctrl.task["frame"]}, target '
                                       f'its pose now; targets on {target_topic}', 0.0)
         self.ctrl, self.values = ctrl, values
+        self.box_checked = False
         if self.goal is not None and old is not None and ctrl.mode != old.mode:
             self._end_goal(ABORTED, INVALID_GOAL, f'the mode changed from {old.mode} to '
                                                   f'{ctrl.mode}', hold=ctrl.mode in JOINT_MODES)
@@ -370,25 +376,51 @@ class ControlLoop:
         if clamped.any():
             names = [j for j, c in zip(ctrl.joints, clamped) if c]
             self.log.warning('clamp', f'effort clamped to the limits on {names}')
+        if not self.box_checked:
+            self._check_box()
         external = self.estimate if self.observer is not None and self.estimates else None
-        tau = ctrl.limit(tau, at, external)
-        self._limits_acted(ctrl.limit_layer)
+        tau = ctrl.limit(tau, at, external, now)
+        self._limits_acted(ctrl.limit_layer, now, reply)
         self._sent(tau, reply)
         reply.desired = des
         reply.answers_state = stamped
         if ctrl.mode in TASK_MODES and ctrl.reaction is None:
             reply.pose = ctrl.law.pose
 
-    def _limits_acted(self, layer):
-        """Log what the limits layer did to this command (throttled per joint or frame)."""
-        active = layer.active
-        if active != self.active_limits:
-            self.active_limits = active
-            self.limits_changed = True
+    def _limits_acted(self, layer, now, reply):
+        """
+        Log what the limits layer did to this command (throttled per joint or frame).
+
+        ``reply.limits`` says it when it differs from what was last published, at most every
+        LIMITS_PERIOD (what held for a shorter while is published when it is next different).
+        """
+        active = self.active_limits = layer.active
+        if active != self.published_limits and now - self.limits_published_at >= LIMITS_PERIOD:
+            reply.limits = self.published_limits = active
+            self.limits_published_at = now
         for name, kind in active:
             if kind != 'effort':             # the effort clamp has its own warning
                 self.log.warning(('limit', name, kind), f'limit: {LIMIT_TEXT[kind]} of {name} '
                                                         f'shapes the command', 5.0)
+
+    def _check_box(self):
+        """On the first full state: a workspace box the frame is outside of is not used."""
+        self.box_checked = True
+        layer = self.ctrl.limit_layer
+        outside = layer.outside(self.ctrl.q)
+        if outside:
+            layer.box = None
+            self.log.error(f'limits.workspace ignored: {outside}; a box must contain the frame '
+                           f'where the arm is (its walls would push it there): move the arm '
+                           f'in, or set a box around it')
+
+    def limits_refusal(self, ctrl):
+        """Return why ``ctrl``'s limits cannot be taken now (None: they can), from the state."""
+        if self.ctrl is None or self.ctrl.missing_joints():
+            return None
+        ctrl.take_state(self.ctrl)
+        outside = ctrl.limit_layer.outside(ctrl.q)
+        return outside and f'{outside}: a box must contain the frame where the arm is'
 
     def rate_tick(self, now, clock):
         """Run the rate timer (rate > 0): a command for the latest state; the Reply (or None)."""
@@ -691,7 +723,7 @@ class ControlLoop:
             ctrl.trajectory = ctrl.hold = None      # when they are back: hold where it is then
         q = ctrl.q if ctrl.received.any() else None
         tau = ctrl.timeout_command(self.values['on_timeout'], q)
-        ctrl.limit_layer.sent(tau, None)     # the next command ramps from it
+        ctrl.limit_layer.sent(tau, None, now)     # the next command ramps from it
         self._sent(tau, reply)
         return True
 

@@ -169,16 +169,16 @@ PARAMETERS = {
                              'within a velocity bound (the gain is the inertia over it)', False),
     'limits.max_torque_rate': ('float[]', list(LIMIT_DEFAULTS['max_torque_rate']),
                                'in every mode each effort changes by at most this (N m/s; one '
-                               'for all or one per commanded joint): gains, mode, payload, '
-                               'targets and trajectories changing at runtime are ramped', False),
+                               'for all or one per commanded joint; empty: 20 times each '
+                               'joint\'s effort limit, 1000 without one): gains, mode, payload, '
+                               'targets and trajectories changing at runtime are ramped; too '
+                               'low for stiff gains, the loop oscillates', False),
     'limits.frame': (str, LIMIT_DEFAULTS['frame'], 'the link the workspace box and tool speed '
                                                    'limit hold (empty: the task frame)', False),
-    'limits.workspace.min': ('float[]', list(LIMIT_DEFAULTS['workspace_min']),
-                             'the workspace box\'s lower corner x y z (m, root axes; empty with '
-                             'limits.workspace.max: no box): virtual walls that limits.frame\'s '
-                             'origin does not cross', False),
-    'limits.workspace.max': ('float[]', list(LIMIT_DEFAULTS['workspace_max']),
-                             'the workspace box\'s upper corner x y z (m, root axes)', False),
+    'limits.workspace': ('float[]', list(LIMIT_DEFAULTS['workspace']),
+                         'a box (m, root axes) that limits.frame\'s origin does not leave: x y z '
+                         'of its lower corner, then of its upper (empty: no box); its faces are '
+                         'virtual walls that push back', False),
     'limits.tool_speed': (float, LIMIT_DEFAULTS['tool_speed'], 'the most limits.frame\'s origin '
                                                                'may move (m/s; inf: no limit)',
                           False),
@@ -224,6 +224,9 @@ INTERFACES = (
      'model joints'),
     ('publishes', '~/collision', 'robot_dynamics_msgs/msg/CollisionEvent',
      'once per collision'),
+    ('publishes', '~/active_limits', 'robot_dynamics_msgs/msg/ActiveLimits',
+     'the limits (joint, wall, speed, effort, torque rate) that shape the command, when that '
+     'changes; transient local'),
     ('publishes', '~/current_pose', 'geometry_msgs/msg/PoseStamped',
      'the task frame, with each command; task modes'),
     ('publishes', '~/external_wrench', 'geometry_msgs/msg/WrenchStamped',

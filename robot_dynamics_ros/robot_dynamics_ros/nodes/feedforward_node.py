@@ -39,12 +39,12 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.clock import Clock, ClockType
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import QoSProfile, ReliabilityPolicy
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
-from robot_dynamics_msgs.msg import CollisionEvent
+from robot_dynamics_msgs.msg import ActiveLimits, CollisionEvent
 from robot_dynamics_msgs.srv import CheckTrajectory, EstimatePayload, InverseDynamics
 from sensor_msgs.msg import JointState
-from std_msgs.msg import Float64MultiArray
+from std_msgs.msg import Float64MultiArray, Header
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
@@ -67,6 +67,7 @@ NODE_NAME = CONTROLLER
 
 OBSERVER_KERNELS = ['observer_step']            # what MomentumObserver.update runs
 JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
+LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)  # the latest kept
 
 
 def _locked(method):
@@ -107,6 +108,7 @@ class FeedforwardNode(Node):
         self.collision_pub = self.create_publisher(CollisionEvent, '~/collision', 10)
         self.pose_pub = self.create_publisher(PoseStamped, '~/current_pose', STREAM_DEPTH)
         self.wrench_pub = self.create_publisher(WrenchStamped, '~/external_wrench', STREAM_DEPTH)
+        self.limits_pub = self.create_publisher(ActiveLimits, '~/active_limits', LATCHED)
         self.create_subscription(PoseStamped, '~/target_pose', self._on_target_pose, 10)
         self.create_subscription(TwistStamped, '~/target_twist', self._on_target_twist, 10)
         self.create_subscription(WrenchStamped, '~/target_wrench', self._on_target_wrench, 10)
@@ -242,13 +244,15 @@ class FeedforwardNode(Node):
                      f'; task frame {ctrl.task["frame"]}' + (
                          '' if v['task.frame'] else ' (the default: set task.frame for another)')
                      if ctrl.mode in TASK_MODES else ''))
-        # what the first command needs, compiled now (or loaded from numba's cache: ms); the
+        # what the first command needs (the mode's, the limits layer's), compiled now (or loaded
+        # from numba's cache: ms); the
         # observer's kernel loaded from the cache, or compiled meanwhile in a child process (see
         # _build); the rest (another mode, the services) on first use
         observer_now = observer is not None and self.observer_ready     # see _build
-        compile_kernels(['gravity_one', 'limit_command'] + (
-            ['rnea_one'] if ctrl.mode != 'gravity' else []) + (
-            ['task_command', 'placement_one'] if ctrl.mode in TASK_MODES else []))
+        compile_kernels(['gravity_one', 'limit_command', 'rnea_one', 'crba_one'] + (
+            ['task_command'] if ctrl.mode in TASK_MODES else []) + (
+            ['placement_one'] if ctrl.mode in TASK_MODES or ctrl.limit_layer.watches_frame
+            else []) + (['jacobian_one'] if ctrl.limit_layer.watches_frame else []))
         log.info(f'kernels for mode {ctrl.mode}' + (' and the observer' if observer_now else '') +
                  f' ready in {time.monotonic() - t:.2f} s; {time.monotonic() - STARTED:.2f} s '
                  f'since the start of the process')
@@ -272,6 +276,7 @@ class FeedforwardNode(Node):
         if problem is None and model is not None:
             try:
                 ctrl, observer, thresholds, effort_gain = self._build(model, v, self.observer)
+                problem = self.loop.limits_refusal(ctrl)
             except ValueError as e:
                 problem = str(e)
         if problem:
@@ -442,6 +447,10 @@ class FeedforwardNode(Node):
                 self.torque_pub.publish(out.torques_of(reply.command, reply.desired, stamp))
             if reply.pose is not None:
                 self.pose_pub.publish(out.pose_of(reply.pose, stamp))
+            if reply.limits is not None:
+                self.limits_pub.publish(ActiveLimits(
+                    header=Header(stamp=stamp, frame_id=''), name=[a[0] for a in reply.limits],
+                    kind=[a[1] for a in reply.limits]))
         if wrench is not None:
             # the external torques as the wrench a person pushing the task frame applies
             F = external_wrench(ctrl.law.jacobian[:, ctrl.cmd], loop.estimate[ctrl.cmd])

@@ -1,0 +1,266 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The limits layer (control/limits.py), without ROS.
+
+Its settings (soft limits from the URDF, the errors naming the parameter), each bound on one
+command (what it lets through, what it changes, what it reports), the loop's rules around it
+(the box checked against the arm, ~/active_limits' pace), and the adversarial set of
+bench/bench_limits.py on three arms, each figure within what issue #41 asks.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from robot_dynamics_ros.control import Controller, LimitLayer
+from robot_dynamics_ros.control.limits import MAX_RATE_STEP, soft_limits
+from robot_dynamics_ros.control.loop import LIMITS_PERIOD, ControlLoop
+from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, frame_placement,
+                                         gravity_torques)
+
+from conftest import robot_urdf
+from test_control_loop import VALUES, Log
+
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'bench'))
+UR5_POSE = np.array([0.0, -1.2, 1.5, -1.9, -1.57, 0.0])
+
+
+@pytest.fixture(scope='module')
+def ur5():
+    return RobotModel.from_urdf(robot_urdf('ur5'))
+
+
+@pytest.fixture(scope='module')
+def panda():
+    return RobotModel.from_urdf(robot_urdf('panda'))
+
+
+def layer(model, **settings):
+    cmd = np.arange(model.n)
+    return LimitLayer(model, cmd, model.effort_limits, settings, frame='tool0')
+
+
+def accelerations(model, q, qd, tau):
+    """Return the accelerations the torques tau give the joints (no external force)."""
+    return np.linalg.solve(crba(model, q), tau - bias_torques(model, q, qd))
+
+
+# ---- settings ---------------------------------------------------------------------------------
+def test_the_soft_limits_are_the_urdfs_moved_in_to_the_margin(panda, ur5):
+    # panda's <safety_controller> soft limits equal its hard ones, k_position 100
+    lo, hi, kp = soft_limits(panda, np.arange(9), 0.05, 10.0)
+    hard = panda.position_limits
+    np.testing.assert_allclose(lo[:7], hard[:7, 0] + 0.05)
+    np.testing.assert_allclose(hi[:7], hard[:7, 1] - 0.05)
+    np.testing.assert_allclose(kp, [100.0] * 7 + [10.0] * 2)    # the fingers have none
+    np.testing.assert_allclose(hi[7:], 0.04 - 0.01)              # a quarter of 0.04 m
+    # a soft limit well inside the hard one is the URDF's
+    xml = robot_urdf('panda').replace('soft_lower_limit="-3.0718"', 'soft_lower_limit="-2.5"')
+    lo, _, _ = soft_limits(RobotModel.from_urdf(xml), np.arange(9), 0.05, 10.0)
+    assert lo[3] == -2.5
+    # ur5 has none: the hard limits less the margin, the gain given
+    lo, hi, kp = soft_limits(ur5, np.arange(6), 0.1, 7.0)
+    np.testing.assert_allclose(lo, ur5.position_limits[:, 0] + 0.1)
+    assert np.all(kp == 7.0)
+
+
+def test_a_continuous_joint_has_no_position_limit():
+    xml = robot_urdf('ur5').replace('name="wrist_3_joint" type="revolute"',
+                                    'name="wrist_3_joint" type="continuous"')
+    model = RobotModel.from_urdf(xml)
+    lo, hi, _ = soft_limits(model, np.arange(6), 0.05, 10.0)
+    assert lo[5] == -np.inf and hi[5] == np.inf and np.isfinite(hi[:5]).all()
+
+
+@pytest.mark.parametrize('settings, says', [
+    (dict(velocity_scale=-0.5), 'limits.velocity_scale must be > 0 and <= 1, got -0.5'),
+    (dict(velocity_scale=1.5), 'limits.velocity_scale must be > 0 and <= 1'),
+    (dict(tool_speed=0.0), 'limits.tool_speed (inf: no limit) must be > 0, got 0.0'),
+    (dict(position_margin=-0.01), 'limits.position_margin must be >= 0'),
+    (dict(response_time=0.0), 'limits.response_time must be > 0'),
+    (dict(max_torque_rate=[0.0]), 'limits.max_torque_rate needs one value > 0'),
+    (dict(max_torque_rate=[1.0, 2.0]), 'limits.max_torque_rate needs one value > 0 or one per'),
+    (dict(workspace=[0, 0, 0, 1, -1, 1]),
+     'limits.workspace: the lower corner [0.0, 0.0, 0.0] must be below the upper'),
+    (dict(workspace=[0, 0, 1, 1, 1]), 'limits.workspace needs 6 numbers'),
+    (dict(frame='nowhere'), 'limits.frame "nowhere" is not a link of'),
+])
+def test_a_setting_that_cannot_be_is_refused_naming_the_parameter(ur5, settings, says):
+    with pytest.raises(ValueError) as e:
+        Controller(ur5, limits=settings)
+    assert says in str(e.value)
+
+
+def test_a_urdf_soft_limit_outside_the_hard_one_is_refused_naming_the_joint():
+    xml = robot_urdf('panda').replace('soft_upper_limit="-0.0698"', 'soft_upper_limit="0.2"')
+    with pytest.raises(ValueError, match='joint panda_joint4: <safety_controller '
+                                         'soft_upper_limit="0.2"> is above its upper limit'):
+        Controller(RobotModel.from_urdf(xml))
+
+
+# ---- one command --------------------------------------------------------------------------------
+def test_inside_every_limit_the_command_goes_out_unchanged(ur5):
+    lim = layer(ur5)
+    q, qd = UR5_POSE, np.full(6, 0.3)
+    tau = gravity_torques(ur5, q) + np.array([5.0, -3.0, 2.0, 0.5, -0.5, 0.2])
+    assert np.array_equal(lim.apply(tau, q, qd, 0.0), tau) and lim.active == ()
+    assert np.array_equal(lim.apply(tau + 0.5, q, qd, 0.001), tau + 0.5)   # 0.5 < 1000 x 1 ms
+    assert lim.active == ()
+
+
+def test_the_torque_rate_is_limited_in_every_step_and_after_a_gap(ur5):
+    lim = layer(ur5, max_torque_rate=[200.0])
+    q, qd = UR5_POSE, np.zeros(6)
+    g = gravity_torques(ur5, q)
+    step = np.array([5.0, 5.0, 5.0, 0.0, 0.0, 0.0])    # the wrists would reach their v_max
+    lim.apply(g, q, qd, 1.0)
+    out = lim.apply(g + step, q, qd, 1.002)
+    np.testing.assert_allclose(out, g + step / 5.0 * 0.4)       # 200 N m/s x 2 ms
+    assert {k for _, k in lim.active} == {'torque_rate'}
+    out2 = lim.apply(g + step, q, qd, 5.0)             # after a gap: one MAX_RATE_STEP
+    np.testing.assert_allclose(out2, out + step / 5.0 * 200.0 * MAX_RATE_STEP)
+    out3 = lim.apply(g + step, q, qd, 4.0)             # time went back: one MAX_RATE_STEP too
+    np.testing.assert_allclose(out3, out2 + step / 5.0 * 200.0 * MAX_RATE_STEP)
+
+
+def test_a_joint_over_its_velocity_limit_is_brought_back_not_frozen(ur5):
+    lim = layer(ur5, max_torque_rate=[np.inf])
+    q = UR5_POSE
+    vmax = ur5.velocity_limits
+    qd = np.zeros(6)
+    qd[2] = 1.1 * vmax[2]                  # the elbow 10 % over
+    tau = bias_torques(ur5, q, qd) + [20.0, 20.0, 20.0, 0.0, 0.0, 0.0]   # and pushes on
+    out = lim.apply(tau, q, qd, 0.0)
+    a = accelerations(ur5, q, qd, out)
+    assert a[2] == pytest.approx((vmax[2] - qd[2]) / lim.T, rel=1e-6)   # back in T
+    assert lim.active == (('elbow_joint', 'velocity'),)
+    np.testing.assert_allclose(np.delete(out, 2), np.delete(tau, 2))    # the others as asked
+
+
+def test_towards_a_soft_limit_a_joint_slows_to_rest_at_it_and_past_it_is_pushed_back(ur5):
+    lim = layer(ur5, max_torque_rate=[np.inf])
+    q = UR5_POSE.copy()
+    q[1] = lim.upper[1] - 0.01             # the shoulder 1 cm short of its soft limit, moving up
+    qd = np.zeros(6)
+    qd[1] = 0.5
+    tau = bias_torques(ur5, q, qd) + np.array([0.0, 100.0, 0.0, 0.0, 0.0, 0.0])
+    a = accelerations(ur5, q, qd, lim.apply(tau, q, qd, 0.0))
+    allowed = lim.kp[1] * 0.01             # 10 1/s x 1 cm: the velocity allowed there
+    assert a[1] == pytest.approx((allowed - 0.5) / lim.T, rel=1e-6)
+    assert lim.active == (('shoulder_lift_joint', 'position'),)
+    q[1] = lim.upper[1] + 0.02             # past it, at rest, still pushed up: pushed back
+    a = accelerations(ur5, q, np.zeros(6), lim.apply(tau, q, np.zeros(6), 1.0))
+    assert a[1] == pytest.approx(-lim.kp[1] * 0.02 / lim.T, rel=1e-6)
+
+
+def test_an_external_push_towards_a_limit_counts_one_away_does_not(ur5):
+    lim = layer(ur5, max_torque_rate=[np.inf])
+    q, qd = UR5_POSE, np.zeros(6)
+    qd[2] = ur5.velocity_limits[2]         # at the elbow's velocity limit
+    h = bias_torques(ur5, q, qd)
+    push = np.zeros(6)
+    push[2] = 10.0                         # 10 N m on the elbow, on along its motion
+    out = lim.apply(h, q, qd, 0.0, external=push)
+    assert accelerations(ur5, q, qd, out + push)[2] == pytest.approx(0.0, abs=1e-9)
+    out = lim.apply(h, q, qd, 1.0, external=-push)      # a push that brakes: nothing to do
+    np.testing.assert_allclose(out, h)
+
+
+def test_a_wall_takes_only_the_force_towards_it(ur5):
+    p = frame_placement(ur5, UR5_POSE, 'tool0')[:3, 3]
+    lim = layer(ur5, max_torque_rate=[np.inf],
+                workspace=np.concatenate([p - [1.0, 1.0, 0.001], p + 1.0]))
+    from robot_dynamics_ros.dynamics import frame_jacobian
+    J = frame_jacobian(ur5, UR5_POSE, 'tool0')[:3]
+    qd = np.linalg.lstsq(J, [0.1, 0.0, -0.2], rcond=None)[0]    # down 0.2 m/s, 1 mm above
+    h = bias_torques(ur5, UR5_POSE, qd)
+    out = lim.apply(h, UR5_POSE, qd, 0.0)
+    a = J @ accelerations(ur5, UR5_POSE, qd, out)
+    assert a[2] == pytest.approx((0.2 - 10.0 * 0.001) / lim.T, rel=1e-6)   # braking to 1 cm/s
+    assert lim.active == (('tool0 z min', 'workspace'),)
+    force = np.linalg.lstsq(J.T, out - h, rcond=None)[0]     # what was added: a force at tool0
+    np.testing.assert_allclose(J.T @ force, out - h, atol=1e-9)
+    np.testing.assert_allclose(force[:2], 0.0, atol=1e-6 * abs(force[2]))   # up, and only up
+    assert force[2] > 0
+
+
+def test_targets_are_kept_inside_the_box_and_under_the_tool_speed(ur5):
+    lim = layer(ur5, workspace=[-1, -1, 0.2, 1, 1, 1], tool_speed=0.25)
+    position, twist, acc = np.array([0.3, 0.0, -0.5]), np.array([0.0, 0.3, -1.0, 0, 0, 0.5]), \
+        np.array([0.0, 0.0, -2.0, 0, 0, 0])
+    lim.shape_target(position, twist, acc)
+    np.testing.assert_allclose(position, [0.3, 0.0, 0.2])       # onto the floor
+    np.testing.assert_allclose(twist[:3], [0.0, 0.25, 0.0])     # not into it; 0.25 m/s at most
+    assert twist[5] == 0.5 and np.all(acc[:3] == 0.0)
+
+
+# ---- the loop ---------------------------------------------------------------------------------
+def loop_with(model, **limits):
+    ctrl = Controller(model, mode='gravity', limits=limits)
+    loop = ControlLoop(Log())
+    loop.use_model(ctrl, None, np.zeros(model.n), np.ones(model.n), dict(VALUES), 0.0)
+    return loop
+
+
+def feed(loop, t, q, qd=None):
+    names = loop.ctrl.base_model.joint_names
+    qd = np.zeros(len(names)) if qd is None else qd
+    return loop.joint_states(names, list(q), list(qd), [], t, t, lambda: t)
+
+
+def test_a_box_that_does_not_hold_the_arm_is_not_used_and_says_why(ur5):
+    p = frame_placement(ur5, UR5_POSE, 'tool0')[:3, 3]
+    loop = loop_with(ur5, workspace=np.concatenate([p + 0.1, p + 0.5]))
+    feed(loop, 1.0, UR5_POSE)
+    assert loop.ctrl.limit_layer.box is None
+    assert 'limits.workspace ignored: the frame tool0 is at' in loop.log.text()
+    # at runtime: the change is refused, with the reason
+    inside = Controller(ur5, mode='gravity',
+                        limits=dict(workspace=np.concatenate([p - 0.1, p + 0.1])))
+    assert loop.limits_refusal(inside) is None
+    outside = Controller(ur5, mode='gravity',
+                         limits=dict(workspace=np.concatenate([p + 0.1, p + 0.5])))
+    assert 'outside the workspace box' in loop.limits_refusal(outside)
+
+
+def test_what_acted_is_published_when_it_changes_at_most_every_limits_period(ur5):
+    loop = loop_with(ur5, velocity_scale=0.5)
+    assert feed(loop, 1.0, UR5_POSE).limits == ()             # the first: nothing acted
+    fast = np.zeros(6)
+    fast[0] = ur5.velocity_limits[0]                            # twice its scaled limit
+    assert feed(loop, 1.001, UR5_POSE, fast).limits is None     # too soon after the first
+    reply = feed(loop, 1.0 + LIMITS_PERIOD, UR5_POSE, fast)
+    assert ('shoulder_pan_joint', 'velocity') in reply.limits     # (and the rate, braking)
+    assert 'limit: the velocity limit of shoulder_pan_joint shapes the command' in \
+        loop.log.text()
+    assert feed(loop, 1.0 + 3 * LIMITS_PERIOD, UR5_POSE, fast).limits is None   # unchanged
+    calm = feed(loop, 1.0 + 4 * LIMITS_PERIOD, UR5_POSE).limits    # the torque still ramps
+    assert calm == (('shoulder_pan_joint', 'torque_rate'),)
+
+
+# ---- the adversarial set ------------------------------------------------------------------------
+@pytest.mark.parametrize('arm', ['ur5', 'panda', 'talos_arm'])
+def test_the_adversarial_set_crosses_no_limit(arm):
+    """Every scenario of bench/bench_limits.py (far targets, pushes, gain jumps) on one arm."""
+    import bench_limits
+    for name, run in bench_limits.scenarios().items():
+        f = run(arm).figures()
+        assert f['margin'] >= 0.0, (name, f)
+        for k in ('speed', 'wall', 'tool', 'rate'):
+            assert f[k] <= bench_limits.ASKED[k], (name, k, f)
