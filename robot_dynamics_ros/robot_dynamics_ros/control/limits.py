@@ -75,13 +75,16 @@ LIMIT_DEFAULTS = dict(position_margin=0.05, position_gain=10.0, velocity_scale=1
                       workspace=(), tool_speed=math.inf)
 JERK_SHARE = 0.5        # of the jerk the torque rate limit allows, what the bounds count on
 CORRECTIONS = 4         # passes of the joints' bounds against the effort and rate limits
-# The default torque rate: each joint's effort limit in 1 / RATE_PER_EFFORT s (ur5's shoulder
-# 3000 N m/s, panda's wrist 240), 1000 N m/s (Franka's) where a joint has no effort limit. A
-# rate limit is a slew limit inside the loop: what a stiff loop's feedback needs (M kp A w for
-# an error A at the loop's frequency w) it withholds, and the loop oscillates: ur5 at kp 400,
-# pushed by 200 N for 0.5 s, kept swinging its shoulder +-0.4 rad at 1000 N m/s; at 3000 it
-# settled.
+# The default torque rate: each joint's effort limit in 1 / RATE_PER_EFFORT s, at least
+# MIN_RATE (Franka's 1000 N m/s; also where a joint has no effort limit): ur5's shoulder 3000
+# N m/s, its wrist 1000. A rate limit is a slew limit inside the loop: what a stiff loop's
+# feedback needs (M kp A w for an error A at the loop's frequency w) it withholds, and the loop
+# oscillates: ur5 at kp 400, pushed by 200 N for 0.5 s, kept swinging its shoulder +-0.4 rad at
+# 1000 N m/s; at 3000 it settled. And a light joint must answer what the heavy ones do to it
+# through the coupling: talos' wrist (3 N m) at 60 N m/s ran to 1.11 v_max when the elbow's gains
+# went up tenfold.
 RATE_PER_EFFORT = 20.0  # 1/s
+MIN_RATE = 1000.0       # N m/s
 MAX_RATE_STEP = 0.01    # s: after a gap (or a time jump) the rate limit allows this long a step
 KINDS = ('position', 'velocity', 'workspace', 'tool_speed', 'effort', 'torque_rate')
 FACES = ('x min', 'y min', 'z min', 'x max', 'y max', 'z max')
@@ -209,7 +212,8 @@ class LimitLayer:
         self.scale = _number(s['velocity_scale'], 'limits.velocity_scale', high=1.0)
         self.T = _number(s['response_time'], 'limits.response_time')
         self.effort = np.asarray(effort_limits, dtype=float)
-        self.rate = (np.where(np.isfinite(self.effort), RATE_PER_EFFORT * self.effort, 1000.0)
+        self.rate = (np.maximum(np.where(np.isfinite(self.effort), RATE_PER_EFFORT * self.effort,
+                                         MIN_RATE), MIN_RATE)
                      if len(s['max_torque_rate']) == 0 else
                      _per_joint(s['max_torque_rate'], k, 'limits.max_torque_rate'))
         self.tool_speed = _number(s['tool_speed'], 'limits.tool_speed (inf: no limit)')
@@ -307,7 +311,8 @@ class LimitLayer:
         v = np.where(np.isnan(v), np.inf, v)         # no limit: inf - inf
         return np.minimum(v, self.vmax)
 
-    def apply(self, tau, q, qd, now, external=None, friction=None, received=None):
+    def apply(self, tau, q, qd, now, external=None, friction=None, received=None,
+              stiction=None):
         """
         Return the command ``tau`` (commanded joints) within every limit; ``active`` says which.
 
@@ -315,9 +320,12 @@ class LimitLayer:
         one MAX_RATE_STEP since the last); ``received``: the monotonic time (s) of the call, for
         the rate limit when ``now`` did not advance (states stamped alike); ``external``:
         estimated external torques (model
-        order) or None; ``friction``: the friction compensation in the command (model order),
-        which the joints' friction takes again (z1's gripper, 1e-5 kg m^2 with 1 N m of
-        friction: its compensation counted as acceleration held the joint still).
+        order) or None; ``friction``: the joints' friction at qd as modelled (model order), which
+        takes its share of the command (z1's gripper, 1e-5 kg m^2 with 1 N m of friction: its
+        friction compensation counted as acceleration held the joint still); ``stiction``: the
+        Coulomb friction not yet taken up at qd, which a joint at rest holds against before it
+        moves (z1's wrist, stuck at the start of a motion, was held there while its torque
+        rose to break away; counted as moving, it chattered).
         """
         model, c = self.model, self.cmd
         active = []
@@ -343,14 +351,14 @@ class LimitLayer:
         h = bias_torques(model, q, qd)
         if self.hardware_compensates_gravity:
             h = h - gravity_torques(model, q)
-        if friction is not None:
-            h = h + friction
         Mcc, hc, qdk = M[np.ix_(c, c)], h[c], qd[c]
+        f = np.zeros(len(c)) if friction is None else np.asarray(friction, dtype=float)[c]
         r = np.zeros(len(c)) if external is None else np.asarray(external, dtype=float)[c]
+        stuck = np.zeros(len(c)) if stiction is None else np.asarray(stiction, dtype=float)[c]
         Minv = np.linalg.inv(Mcc)
         out = np.clip(mode, low, high)
         if self.watches_frame:
-            out = self._frame_limits(out, q, qdk, Minv, hc, r, low, high, active)
+            out = self._frame_limits(out, q, qdk, Minv, hc + f, r, low, high, active)
         # the joints' accelerations the command makes (an external push counted where it
         # tightens a bound), each kept within what brings the joint back within its velocity
         # bound in response_time: the torques of the joints S out of bounds change by
@@ -361,24 +369,37 @@ class LimitLayer:
         # correction meets the effort or rate limit, again from what is left.
         a_r = Minv @ r
         # the jerk the rate limit allows a joint (alone; half of it: the others move too)
-        jerk = JERK_SHARE * self.rate * np.diag(Minv)
+        diag = np.diag(Minv)
+        jerk = JERK_SHARE * self.rate * diag
         v_lo, v_hi, pos_lo, pos_hi = self.joint_velocity_bounds(q, hc, np.diag(Mcc), jerk)
         with np.errstate(invalid='ignore'):
             a_hi = acceleration_bound(v_hi - qdk, self.T, jerk) - np.maximum(a_r, 0.0)
             a_lo = -acceleration_bound(qdk - v_lo, self.T, jerk) - np.minimum(a_r, 0.0)
         bound = np.zeros(len(c), dtype=bool)
         for _ in range(CORRECTIONS):
-            a = Minv @ (out - hc)
-            over, under = a > a_hi + 1e-9, a < a_lo - 1e-9
+            # what moves the joints: what is beyond holding them (h), less their friction f.
+            # Friction opposes the motion and brings a joint to rest, never further: it takes
+            # at most what drives the joint along its motion and what stops it within T (as a
+            # plain torque it reversed a light joint within the step: z1's gripper, 1 N m on
+            # 1e-4 kg m^2, braking at 1e4 rad/s^2 from 0.5 rad/s, and the lower bound then
+            # pushed it on; through the coupling the error reached the others). At rest a joint
+            # sticks by up to `stuck` (z1's wrist was held while its torque rose to break away).
+            net = out - hc
+            along = np.maximum(net * np.sign(qdk), 0.0)
+            f_used = np.sign(f) * np.minimum(np.abs(f), along + np.abs(qdk) / (diag * self.T))
+            moving = net - f_used
+            moving = np.sign(moving) * np.maximum(np.abs(moving) - stuck, 0.0)
+            a_up = a_down = Minv @ moving
+            over, under = a_up > a_hi + 1e-9, a_down < a_lo - 1e-9
             if not (over.any() or under.any()):
                 break
-            da = np.where(over, a_hi - a, np.where(under, a_lo - a, 0.0))
+            da = np.where(over, a_hi - a_up, np.where(under, a_lo - a_down, 0.0))
             both = over & under                 # bounds crossed: the middle
-            da[both] = (0.5 * (a_lo + a_hi) - a)[both]
+            da[both] = (0.5 * (a_lo + a_hi) - 0.5 * (a_up + a_down))[both]
             # the joints that can still move their torque that way (the others are held by
             # the effort or rate limit: their torque stays, and counts in a next pass)
-            S = np.flatnonzero((over | under) & ~((da > 0) & (out >= high))
-                               & ~((da < 0) & (out <= low)))
+            stuck_at_limit = ((da > 0) & (out >= high)) | ((da < 0) & (out <= low))
+            S = np.flatnonzero((over | under) & ~stuck_at_limit)
             if len(S) == 0:
                 break
             out[S] += np.linalg.solve(Minv[np.ix_(S, S)], da[S])

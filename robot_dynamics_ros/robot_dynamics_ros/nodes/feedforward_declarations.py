@@ -170,7 +170,7 @@ PARAMETERS = {
     'limits.max_torque_rate': ('float[]', list(LIMIT_DEFAULTS['max_torque_rate']),
                                'in every mode each effort changes by at most this (N m/s; one '
                                'for all or one per commanded joint; empty: 20 times each '
-                               'joint\'s effort limit, 1000 without one): gains, mode, payload, '
+                               'joint\'s effort limit, at least 1000): gains, mode, payload, '
                                'targets and trajectories changing at runtime are ramped; too '
                                'low for stiff gains, the loop oscillates', False),
     'limits.frame': (str, LIMIT_DEFAULTS['frame'], 'the link the workspace box and tool speed '
