@@ -29,7 +29,8 @@ Modes:
   ``max_torque_rate`` N m/s per joint, and a stiffness change ramps over ``STIFFNESS_RAMP``.
 
 ``hardware_compensates_gravity`` subtracts g(q) from the output. Outputs are clamped to the effort
-limits (URDF, overridable).
+limits (URDF, overridable); ``limit`` then passes them through the limits layer (limits.py): joint
+positions and velocities, the workspace box, the tool speed, the torque rate.
 """
 import difflib
 import math
