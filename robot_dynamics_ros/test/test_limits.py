@@ -94,7 +94,7 @@ def test_a_continuous_joint_has_no_position_limit():
     (dict(tool_speed=0.0), 'limits.tool_speed (inf: no limit) must be > 0, got 0.0'),
     (dict(position_margin=-0.01), 'limits.position_margin must be >= 0'),
     (dict(response_time=0.0), 'limits.response_time must be > 0'),
-    (dict(max_torque_rate=[0.0]), 'limits.max_torque_rate needs one value > 0'),
+    (dict(max_torque_rate=[0.0]), 'limits.max_torque_rate must be > 0'),
     (dict(max_torque_rate=[1.0, 2.0]), 'limits.max_torque_rate needs one value > 0 or one per'),
     (dict(workspace=[0, 0, 0, 1, -1, 1]),
      'limits.workspace: the lower corner [0.0, 0.0, 0.0] must be below the upper'),

@@ -23,9 +23,11 @@ Each limit is a bound on a velocity, held by bounding the acceleration that the 
 cause (a velocity servo with time constant ``response_time``, T below):
 
 - **Joint velocity**: joint i may move at most ``v_max = velocity_scale x`` its URDF velocity
-  limit. Its torque is kept within h_i + M_ii (v_lo - qd_i) / T and h_i + M_ii (v_hi - qd_i) / T,
-  with h = c + g (what holds the joint still) and M_ii the mass matrix's diagonal: beyond the
-  limit the joint is damped back to it, it is not frozen.
+  limit. The accelerations the command makes, M^-1 (tau - h - friction) with h = c + g (what
+  holds the arm still), are kept within (v_lo - qd_i) / T and (v_hi - qd_i) / T: the joints S
+  out of these bounds get the torque change (M^-1)_SS^-1 da_S that gives them exactly that
+  acceleration, the others keep theirs. Beyond the limit a joint is damped back to it, it is
+  not frozen.
 - **Joint position**: between the soft limits the bounds are +-v_max; towards a soft limit the
   allowed velocity falls to zero at it, as min(v_max, k_position d, sqrt(2 a d)) with d the
   distance to the soft limit and a half the deceleration the joint's effort limit leaves
@@ -205,18 +207,17 @@ class LimitLayer:
         unknown = set(s) - set(LIMIT_DEFAULTS)
         if unknown:
             raise ValueError(f'unknown limits settings {sorted(unknown)}')
+        check(s)
         self.model, self.cmd = model, np.asarray(cmd, dtype=np.int64)
         k = len(self.cmd)
-        self.margin = _number(s['position_margin'], 'limits.position_margin', inclusive=True)
-        self.gain = _number(s['position_gain'], 'limits.position_gain')
-        self.scale = _number(s['velocity_scale'], 'limits.velocity_scale', high=1.0)
-        self.T = _number(s['response_time'], 'limits.response_time')
+        self.margin, self.gain = float(s['position_margin']), float(s['position_gain'])
+        self.scale, self.T = float(s['velocity_scale']), float(s['response_time'])
         self.effort = np.asarray(effort_limits, dtype=float)
         self.rate = (np.maximum(np.where(np.isfinite(self.effort), RATE_PER_EFFORT * self.effort,
                                          MIN_RATE), MIN_RATE)
                      if len(s['max_torque_rate']) == 0 else
                      _per_joint(s['max_torque_rate'], k, 'limits.max_torque_rate'))
-        self.tool_speed = _number(s['tool_speed'], 'limits.tool_speed (inf: no limit)')
+        self.tool_speed = float(s['tool_speed'])
         self.lower, self.upper, self.kp = soft_limits(model, self.cmd, self.margin, self.gain)
         self.vmax = model.velocity_limits[self.cmd] * self.scale
         self.hardware_compensates_gravity = bool(hardware_compensates_gravity)
@@ -319,8 +320,8 @@ class LimitLayer:
         ``q``, ``qd``: the state (model order); ``now``: its time (s), for the rate limit (None:
         one MAX_RATE_STEP since the last); ``received``: the monotonic time (s) of the call, for
         the rate limit when ``now`` did not advance (states stamped alike); ``external``:
-        estimated external torques (model
-        order) or None; ``friction``: the joints' friction at qd as modelled (model order), which
+        estimated external torques (model order) or None; ``friction``: the joints' friction at
+        qd as modelled (model order), which
         takes its share of the command (z1's gripper, 1e-5 kg m^2 with 1 N m of friction: its
         friction compensation counted as acceleration held the joint still); ``stiction``: the
         Coulomb friction not yet taken up at qd, which a joint at rest holds against before it
