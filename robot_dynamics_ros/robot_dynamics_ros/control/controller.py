@@ -199,6 +199,7 @@ class Controller:
         self.posture = None           # the nullspace posture in use (commanded joints)
         self.stiffness = None         # [from, to, since]: task stiffness, ramping
         self.last_command = None      # (efforts, time) of the last command, for the rate limit
+        self.compensated = None       # the friction compensation of the last output, or None
         self.set_task(task)
         self.set_limits(limits)
         self.trajectory = None        # (JointTrajectory, model indices, q at arrival)
@@ -298,13 +299,8 @@ class Controller:
         ``now``: the state's time (s); ``external``: estimated external torques (model order).
         What acted is in ``limit_layer.active``.
         """
-        friction = stiction = None
-        if self.friction_fc.any() or self.friction_b.any() or self.friction_fo.any():
-            friction = self.model_friction(self.qd)
-            # the Coulomb friction not yet taken up at this velocity: what holds a joint at rest
-            stiction = self.friction_fc * (1.0 - np.abs(np.tanh(self.qd / self.friction_epsilon)))
-        return self.limit_layer.apply(tau, self.q, self.qd, now, external, friction, received,
-                                      stiction)
+        return self.limit_layer.apply(tau, self.q, self.qd, now, external, self.compensated,
+                                      received)
 
     def take_task(self, other):
         """
@@ -762,17 +758,21 @@ class Controller:
         of the state, for the task modes' stiffness ramp.
         """
         m = self.model
+        self.compensated = None             # the friction in the output (model order)
         if self.reaction is not None:
             return self._reaction_torque(q, qd)
         if self.mode in TASK_MODES:
             tau = self._task_torque(q, qd, now)
             if self.friction_scale:
-                tau += self.friction_torque(qd)
+                self.compensated = self.friction_torque(qd)
+                tau += self.compensated
             return tau - gravity_torques(m, q) if self.hardware_compensates_gravity else tau
         if des is None and self.mode != 'gravity':
             des = self.desired(t, q)
         # friction compensation: on the desired velocity along a trajectory, else the measured
         friction = self.friction_torque(qd if des is None else des[1])
+        if self.friction_scale:
+            self.compensated = friction
         if self.mode == 'gravity':
             return friction + (np.zeros(m.n) if self.hardware_compensates_gravity else
                                gravity_torques(m, q))
