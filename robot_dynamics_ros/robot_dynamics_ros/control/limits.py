@@ -24,10 +24,10 @@ cause (a velocity servo with time constant ``response_time``, T below):
 
 - **Joint velocity**: joint i may move at most ``v_max = velocity_scale x`` its URDF velocity
   limit. The accelerations the command makes, M^-1 (tau - h - its friction compensation) with
-  h = c + g (what holds the arm still), are kept within (v_lo - qd_i) / T and (v_hi - qd_i) / T: the joints S
-  out of these bounds get the torque change (M^-1)_SS^-1 da_S that gives them exactly that
-  acceleration, the others keep theirs. Beyond the limit a joint is damped back to it, it is
-  not frozen.
+  h = c + g (what holds the arm still), are kept within (v_lo - qd_i) / T and
+  (v_hi - qd_i) / T: the joints S out of these bounds get the torque change
+  (M^-1)_SS^-1 da_S that gives them exactly that acceleration, the others keep theirs. Beyond
+  the limit a joint is damped back to it, it is not frozen.
 - **Joint position**: between the soft limits the bounds are +-v_max; towards a soft limit the
   allowed velocity falls to zero at it, as min(v_max, k_position d, sqrt(2 a d)) with d the
   distance to the soft limit and a half the deceleration the joint's effort limit leaves
