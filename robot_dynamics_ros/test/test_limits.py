@@ -182,6 +182,17 @@ def test_an_external_push_towards_a_limit_counts_one_away_does_not(ur5):
     np.testing.assert_allclose(out, h)
 
 
+def test_an_arm_held_still_does_not_tighten_its_bounds_by_its_own_push_back(ur5):
+    """Brakes on past a soft limit: the push back shows as external, and must not escalate."""
+    lim = layer(ur5, max_torque_rate=[np.inf])
+    q = UR5_POSE.copy()
+    q[1] = lim.upper[1] + 0.02
+    h = bias_torques(ur5, q, np.zeros(6))
+    alone = lim.apply(h, q, np.zeros(6), 0.0)
+    held = alone - h                           # what the observer reads: the push back, unmoved
+    np.testing.assert_allclose(lim.apply(h, q, np.zeros(6), 1.0, external=-held), alone)
+
+
 def test_a_wall_takes_only_the_force_towards_it(ur5):
     p = frame_placement(ur5, UR5_POSE, 'tool0')[:3, 3]
     lim = layer(ur5, max_torque_rate=[np.inf],

@@ -370,8 +370,13 @@ class LimitLayer:
         jerk = JERK_SHARE * self.rate * diag
         v_lo, v_hi, pos_lo, pos_hi = self.joint_velocity_bounds(q, hc, np.diag(Mcc), jerk)
         with np.errstate(invalid='ignore'):
-            a_hi = acceleration_bound(v_hi - qdk, self.T, jerk) - np.maximum(a_r, 0.0)
-            a_lo = -acceleration_bound(qdk - v_lo, self.T, jerk) - np.minimum(a_r, 0.0)
+            # the estimate counts only for a joint moving towards that bound: a push moves the
+            # arm; an arm held still (brakes, a jam, a state that ignores the command) shows
+            # the bounds' own torque as external, which would then tighten them without end
+            a_hi = acceleration_bound(v_hi - qdk, self.T, jerk) - np.where(
+                qdk > 0, np.maximum(a_r, 0.0), 0.0)
+            a_lo = -acceleration_bound(qdk - v_lo, self.T, jerk) - np.where(
+                qdk < 0, np.minimum(a_r, 0.0), 0.0)
         bound = np.zeros(len(c), dtype=bool)
         for _ in range(CORRECTIONS):
             # what moves the joints: what is beyond holding them (h) and beyond the friction
