@@ -48,8 +48,8 @@ cause (a velocity servo with time constant ``response_time``, T below):
 - **Tool speed**: the frame's linear speed at most ``tool_speed`` (UR's tool speed limit), the
   same way along the direction of motion.
 - **External torques**: an estimate of them (the momentum observer's) enters each bound where
-  it pushes towards the limit (never where it would loosen one): a steady push (hand guiding,
-  a person leaning on the arm) is held off, not only damped.
+  it pushes towards the limit (never where it would loosen one), while the joint moves towards
+  it: a steady push (hand guiding, a person leaning on the arm) is held off, not only damped.
 - **Effort** (the effort limits) and **torque rate**: each effort changes by at most
   ``max_torque_rate`` N m/s (N/s; by default RATE_PER_EFFORT times its effort limit) from the
   previous command, whatever the mode, so that a change
