@@ -380,17 +380,14 @@ class LimitLayer:
         bound = np.zeros(len(c), dtype=bool)
         for _ in range(CORRECTIONS):
             # what moves the joints: what is beyond holding them (h) and beyond the friction
-            # the command compensates, which the joints' friction takes again. (Predicting with
-            # the modelled friction at the measured velocity instead held the light, friction-
-            # dominated joints back: xarm7's wrist in the payload service's sweeps moved 0.016
-            # of 0.135 rad, and z1's and xarm7's free motion tracked 2-3.6 times worse.)
-            a_up = a_down = Minv @ (out - hc)
-            over, under = a_up > a_hi + 1e-9, a_down < a_lo - 1e-9
+            # the command compensates, which the joints' friction takes again
+            a = Minv @ (out - hc)
+            over, under = a > a_hi + 1e-9, a < a_lo - 1e-9
             if not (over.any() or under.any()):
                 break
-            da = np.where(over, a_hi - a_up, np.where(under, a_lo - a_down, 0.0))
+            da = np.where(over, a_hi - a, np.where(under, a_lo - a, 0.0))
             both = over & under                 # bounds crossed: the middle
-            da[both] = (0.5 * (a_lo + a_hi) - 0.5 * (a_up + a_down))[both]
+            da[both] = (0.5 * (a_lo + a_hi) - a)[both]
             # the joints that can still move their torque that way (the others are held by
             # the effort or rate limit: their torque stays, and counts in a next pass)
             stuck_at_limit = ((da > 0) & (out >= high)) | ((da < 0) & (out <= low))
