@@ -34,7 +34,9 @@ from numba.core import caching
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 _PACKAGE = os.path.dirname(_HERE) + os.sep          # robot_dynamics_ros/ (installed or source)
-CORE = ('kernels.py', 'spatial.py', 'frames.py', 'linalg.py')
+# the simulator's contact (``simulation/contact.py``) is compiled into its step the same way
+CORE = ('kernels.py', 'spatial.py', 'frames.py', 'linalg.py',
+        os.path.join('..', 'simulation', 'contact.py'))
 
 
 @functools.lru_cache(maxsize=None)

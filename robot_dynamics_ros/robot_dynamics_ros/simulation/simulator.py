@@ -49,6 +49,9 @@ from numba import njit
 from ..dynamics import PRISMATIC
 from ..dynamics.kernels import FDab, HandC
 from ..dynamics.linalg import cholesky, cholesky_solve
+from . import contact as _contact
+from .geometry import no_geometry
+from .world import World
 
 INTEGRATORS = ('semi_implicit_euler', 'rk4')
 
@@ -471,12 +474,52 @@ def _run(fd, fd_ws, model, ws, f_ext, q0, qd0, taus, params, consts, qs, qds, la
     return 0, qs.shape[0]
 
 
+@njit(cache=True)
+def _run_world(fd, fd_ws, model, ws, f_ext, q0, qd0, taus, params, consts, qs, qds, last,
+               scratch, k, mats, ints, geo, shapes, cparams, cstate, cs, ci, kin, f_c, stats):
+    """
+    Run ``_run``'s steps with a world.
+
+    Each step's contact forces (``contact.contact_forces``, implicit) join the external
+    wrenches of an ordinary step.
+
+    ``geo`` (body, points, radius), ``shapes`` (kind, R, position, half, friction),
+    ``cparams`` (stiffness, damping ratio), ``cstate`` (anchor, touching, force, where);
+    ``cs``, ``ci``, ``kin``, ``f_c``: the contact's scratch; ``stats``: see ``contact``.
+    """
+    n = q0.shape[0]
+    geo_body, geo_pts, geo_r = geo
+    sh_kind, sh_R, sh_p, sh_half, sh_mu = shapes
+    anchor, touching, force, where = cstate
+    effort, damping = params[EFFORT], params[DAMPING]
+    q, qd, applied = scratch[Q], scratch[QD], scratch[U]
+    for i in range(n):
+        q[i], qd[i] = q0[i], qd0[i]
+    for s in range(qs.shape[0]):
+        tau = taus[s if taus.shape[0] > 1 else 0]
+        for i in range(n):
+            applied[i] = min(max(tau[i], -effort[i]), effort[i])
+        if _contact.contact_forces(fd, fd_ws, q, qd, applied, damping, params[LOWER],
+                                   params[UPPER], consts[DT], f_ext, kin,
+                                   geo_body, geo_pts, geo_r, sh_kind, sh_R, sh_p, sh_half, sh_mu,
+                                   cparams[0], cparams[1], anchor, touching, force, where, f_c,
+                                   cs, ci, stats) < 0:
+            return NOT_POSITIVE, s
+        status = _step(fd, fd_ws, model, ws, f_c, q, qd, tau, params, consts, qs[s], qds[s],
+                       last, scratch, k, mats, ints)
+        if status != 0:
+            return status, s
+        for i in range(n):
+            q[i], qd[i] = qs[s, i], qds[s, i]
+    return 0, qs.shape[0]
+
+
 class Simulator:
 
     def __init__(self, model, *, dt=1e-3, integrator='semi_implicit_euler', damping=None,
                  friction=None, static_friction=None, v_eps=1e-6, max_velocity=None,
                  q0=None, qd0=None, position_limits=True, effort_limits=True, restitution=0.0,
-                 friction_asymmetry=None):
+                 friction_asymmetry=None, world=None, geometry=None):
         if not dt > 0:
             raise ValueError(f'timestep must be > 0, got {dt}')
         if integrator not in INTEGRATORS:
@@ -545,6 +588,10 @@ class Simulator:
         self._ints = np.zeros((6, n), dtype=np.int64)
         self.wrenches = {}                  # link -> [fx, fy, fz, tx, ty, tz] in the link frame
         self._f_ext = np.zeros((n, 6))      # the same as body wrenches, as the kernels take them
+        # contact: the arm's contact spheres (``geometry.arm_geometry``) and the world's shapes
+        self.geometry = no_geometry() if geometry is None else geometry
+        self.contact_stats = np.zeros(3, dtype=np.int64)
+        self.set_world(World() if world is None else world)
         self._warm_up()
 
     def _warm_up(self):
@@ -554,7 +601,11 @@ class Simulator:
         It compiles (or loads from the numba cache) now, not in the first step of a run.
         """
         n = self.model.n
+        kept = [a.copy() for a in self._cstate] if self._world_on else None
         self._kernel(np.zeros((1, n)), np.empty((1, n)), np.empty((1, n)), np.empty((4, n)))
+        if kept is not None:
+            for a, b in zip(self._cstate, kept):
+                a[...] = b
 
     def set_wrench(self, link, wrench):
         """
@@ -572,6 +623,86 @@ class Simulator:
             wrenches[link] = np.asarray(wrench, dtype=float)
         self._f_ext = _f_ext(self.model, wrenches, np.zeros(self.model.n))    # checks finite
         self.wrenches = wrenches
+
+    def set_world(self, world):
+        """
+        Use ``world`` (a ``World``) from now on: its shapes and contact parameters.
+
+        Contacts that went on go on where the shape still is (their anchors are forgotten only
+        when the new world has other shapes).
+        """
+        n, P, S = self.model.n, self.geometry.size, len(world.shapes)
+        old = getattr(self, 'world', None)
+        same = old is not None and [s.name for s in old.shapes] == [s.name for s in world.shapes]
+        self.world = world
+        self._world_on = P > 0 and S > 0
+        if not self._world_on:
+            return
+        self._shapes = (np.array([_contact.PLANE if s.type == 'plane' else _contact.BOX
+                                  for s in world.shapes], dtype=np.int64),
+                        np.array([s.rotation for s in world.shapes], dtype=float),
+                        np.array([s.position for s in world.shapes], dtype=float),
+                        np.array([s.half for s in world.shapes], dtype=float),
+                        np.array([world.friction(s) for s in world.shapes], dtype=float))
+        self._cparams = np.array([world.contact['stiffness'], world.contact['damping_ratio']])
+        if not same:
+            self._cstate = (np.zeros((P, S, 3)), np.zeros((P, S), dtype=np.int64),
+                            np.zeros((P, S, 3)), np.zeros((P, S, 3)))
+            self._cs, self._ci = _contact.contact_scratch(n, P * S)
+        if not hasattr(self, '_kin'):
+            g = self.geometry
+            self._geo = (g.body, np.ascontiguousarray(g.points), g.radius)
+            self._kin = _contact.kinematics_scratch(n)
+            self._f_c = np.zeros((n, 6))
+            if hasattr(self, 'applied'):
+                self._warm_up()             # compile (or load) the contact step now
+
+    def contacts(self):
+        """
+        Return the contacts of the last step, one per (link, shape) touching.
+
+        A list of dicts with ``link``, ``shape``, ``force`` (N, on the arm, root frame; the sum
+        over the link's contact points on that shape), ``position`` (m, where it acts: the
+        points' force-weighted mean) and ``points`` (how many).
+        """
+        if not self._world_on:
+            return []
+        _, touching, force, where = self._cstate
+        out = {}
+        for p, s in zip(*np.nonzero(touching)):
+            key = (self.geometry.links[self.geometry.link[p]], self.world.shapes[s].name)
+            c = out.setdefault(key, [np.zeros(3), np.zeros(3), 0.0, 0])
+            f = force[p, s]
+            c[0] += f
+            c[1] += np.linalg.norm(f) * where[p, s]
+            c[2] += np.linalg.norm(f)
+            c[3] += 1
+        return [{'link': link, 'shape': shape, 'force': f, 'points': count,
+                 'position': w / total if total > 0 else w}
+                for (link, shape), (f, w, total, count) in out.items()]
+
+    def contact_wrenches(self):
+        """
+        Return {link: [fx, fy, fz, tx, ty, tz]}: the wrenches the last step's contacts exert.
+
+        In each link's frame about its origin: ``set_wrench``'s and ``rnea``'s f_ext convention.
+        """
+        from ..dynamics.frames import frame_placement
+        out, placements = {}, {}
+        if not self._world_on:
+            return out
+        _, touching, force, where = self._cstate
+        for p, s in zip(*np.nonzero(touching)):
+            link = self.geometry.links[self.geometry.link[p]]
+            if link not in placements:
+                placements[link] = frame_placement(self.model, self.q, link)
+            T = placements[link]
+            R = T[:3, :3]
+            f = R.T @ force[p, s]
+            w = out.setdefault(link, np.zeros(6))
+            w[:3] += f
+            w[3:] += np.cross(R.T @ (where[p, s] - T[:3, 3]), f)
+        return out
 
     def reset(self, q0, qd0=None):
         n = self.model.n
@@ -604,6 +735,12 @@ class Simulator:
     def _kernel(self, taus, qs, qds, last):
         """Run ``len(qs)`` compiled steps from the current state; (status, steps done)."""
         fd, m = self._fd, self.model
+        if self._world_on:
+            return _run_world(fd._model, fd._ws, m._model, m._ws, self._f_ext, self.q,
+                              self.qd, taus, self._params, self._consts, qs, qds, last,
+                              self._scratch, self._k, self._mats, self._ints, self._geo,
+                              self._shapes, self._cparams, self._cstate, self._cs, self._ci,
+                              self._kin, self._f_c, self.contact_stats)
         return _run(fd._model, fd._ws, m._model, m._ws, self._f_ext, self.q, self.qd, taus,
                     self._params, self._consts, qs, qds, last, self._scratch, self._k,
                     self._mats, self._ints)
