@@ -49,6 +49,9 @@ ROS_PACKAGES = {
     'action_msgs': 'rcl_interfaces', 'control_msgs': 'control_msgs',
     'ament_cmake': 'ament_cmake', 'ament_flake8': 'ament_lint',
     'builtin_interfaces': 'rcl_interfaces',
+    # coal (was hpp-fcl; Pinocchio's collision library): added 2026-11-27 for the simulator's
+    # mesh contact without network access: its release into jazzy/kilted not checked here
+    'coal': 'coal',
     'ament_index_python': 'ament_index', 'xacro': 'xacro', 'ament_pep257': 'ament_lint',
     'diagnostic_msgs': 'common_interfaces',
     'geometry_msgs': 'common_interfaces', 'launch': 'launch', 'launch_pytest': 'launch',

@@ -86,6 +86,21 @@ PARAMETERS = {
     'limit_restitution': (float, 0.0, 'velocity kept (reversed) when a joint hits a position '
                                       'limit: 0 stops it (inelastic), 1 bounces it back '
                                       '(elastic)', True),
+    'world_file': (str, '', 'YAML file of static shapes the arm touches (boxes, planes) and the '
+                            'contact law (docs: concepts/contact); empty: no world. Set it '
+                            'again at runtime to reload the file (a table moved or removed); '
+                            'a file that does not load is refused', False),
+    'mesh_package_paths': ('str[]', [], 'directories holding the packages that the '
+                                        'description\'s package:// collision meshes name (besides '
+                                        'the ament index)', True),
+    'ft_sensor.joint': (str, '', 'a fixed joint of the description where a six-axis force/'
+                                 'torque sensor reads the wrench its child side (the tool) '
+                                 'exerts, published as force_torque_sensor_broadcaster does; '
+                                 'empty: no sensor', True),
+    'ft_sensor.bias': ('float[]', [], 'added to each reading [fx, fy, fz, tx, ty, tz] (N, N m; '
+                                      'empty: none)', True),
+    'ft_sensor.noise': ('float[]', [], 'standard deviation of white noise on each of the six '
+                                       'components (empty: none)', True),
 }
 SUMMARY = ('An articulated-body (ABA) simulation of a URDF arm: effort commands in, '
            'joint_states out.')
@@ -103,6 +118,11 @@ INTERFACES = (
     ('publishes', '/clock', 'rosgraph_msgs/msg/Clock', 'with publish_clock or lockstep'),
     ('publishes', 'robot_description', 'std_msgs/msg/String',
      'transient local; from urdf_file or the parameter'),
+    ('publishes', 'force_torque_sensor_broadcaster/wrench', 'geometry_msgs/msg/WrenchStamped',
+     'with ft_sensor.joint: the sensor\'s reading in its frame (the joint\'s child link), '
+     'with the joint_states'),
+    ('publishes', '~/contacts', 'robot_dynamics_msgs/msg/Contacts',
+     'with a world: the contacts (link, shape, point, force), with the joint_states'),
     ('publishes', '/diagnostics', 'diagnostic_msgs/msg/DiagnosticArray',
      'OK at 1 Hz, ERROR when the simulation halts'),
     ('services', '~/reset', 'std_srvs/srv/Trigger', 'initial pose, brakes on, fault cleared'),

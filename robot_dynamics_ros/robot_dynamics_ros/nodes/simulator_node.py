@@ -38,13 +38,19 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
 from diagnostic_msgs.msg import DiagnosticArray, DiagnosticStatus, KeyValue
+from geometry_msgs.msg import Point, Vector3, WrenchStamped
+from rcl_interfaces.msg import SetParametersResult
+from robot_dynamics_msgs.msg import Contacts
 from robot_dynamics_msgs.srv import ApplyWrench, Step
 from std_srvs.srv import SetBool, Trigger
 
 from ..control import default_joints, shared_joints
 from ..dynamics import PRISMATIC
 from ..simulation import INTEGRATORS, Sensors, SimulatedArm, Simulator, initial_pose
+from ..simulation.ft_sensor import FTSensor
+from ..simulation.geometry import arm_geometry
 from ..simulation.sensors import FIELDS as SENSOR_FIELDS
+from ..simulation.world import World
 from .common import (DESCRIPTION_QOS, STREAM_DEPTH, DescriptionSource, Throttle,
                      coerce_numbers, declare, file_description, run_node, usage)
 from .launch_setup import SIMULATOR
@@ -77,6 +83,10 @@ class SimulatorNode(Node):
         problem = self._check(v)
         if problem:
             raise SystemExit(f'[{NODE_NAME}] invalid parameter: {problem}')
+        try:
+            self.world = World.from_file(v['world_file']) if v['world_file'] else World()
+        except ValueError as e:
+            raise SystemExit(f'[{NODE_NAME}] invalid parameter: {e}') from None
         self.lock = threading.Lock()
         self.arm = None                 # the SimulatedArm (None: no model yet)
         self.halted = None              # why the simulation halted (None: running)
@@ -89,6 +99,13 @@ class SimulatorNode(Node):
         self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
                           if v['publish_clock'] or v['lockstep'] else None)
         self.diag_pub = self.create_publisher(DiagnosticArray, '/diagnostics', 10)
+        self.ft_pub = (self.create_publisher(WrenchStamped,
+                                             'force_torque_sensor_broadcaster/wrench',
+                                             STREAM_DEPTH)
+                       if v['ft_sensor.joint'] else None)
+        self.contacts_pub = self.create_publisher(Contacts, '~/contacts', STREAM_DEPTH)
+        self.ft_sensor = None           # the FTSensor of the model (None: no sensor)
+        self.xml = None                 # the description simulated (its collision geometry)
         self.create_subscription(Float64MultiArray, 'effort_controller/commands',
                                  self._on_command, 10)
         # lockstep one to one: the answer to the latest state (by its stamp) advances a step;
@@ -105,6 +122,7 @@ class SimulatorNode(Node):
         self.create_service(Step, '~/step', self._on_step)
         self.create_service(ApplyWrench, '~/apply_wrench', self._on_apply_wrench)
         self.add_pre_set_parameters_callback(lambda params: coerce_numbers(self, params))
+        self.add_on_set_parameters_callback(self._on_set_parameters)
         xml, source = file_description(NODE_NAME, v['urdf_file'], v['xacro_args'])
         # given a file, the simulated arm is that file's: a description republished on the topic
         # (robot_state_publisher restarted, a comment added) must not rebuild it
@@ -139,6 +157,46 @@ class SimulatorNode(Node):
             return f'limit_restitution must be in [0, 1], got {v["limit_restitution"]}'
         return None
 
+    def _on_set_parameters(self, params):
+        """Reload the world on a new world_file (refused, the old kept, if it does not load)."""
+        for p in params:
+            if p.name != 'world_file':
+                continue
+            try:
+                world = World.from_file(p.value) if p.value else World()
+            except ValueError as e:
+                self.get_logger().error(f'world_file not changed: {e}')
+                return SetParametersResult(successful=False, reason=str(e))
+            with self.lock:
+                self.world = world
+                if self.arm is not None:
+                    self._use_world(self.arm.sim)
+            self.get_logger().info(self._world_summary(world))
+        return SetParametersResult(successful=True)
+
+    def _use_world(self, sim):
+        """Give ``sim`` the world (the lock held), its arm's geometry made the first time."""
+        geometry = None
+        if self.world.shapes and not sim.geometry.size and self.xml is not None:
+            geometry = arm_geometry(sim.model, self.xml, self.values['mesh_package_paths'])
+            for note in geometry.notes:
+                self.get_logger().warning(f'contact: {note}')
+            if not geometry.size:
+                self.get_logger().error(
+                    f'the world has shapes but {sim.model.name} has no usable <collision> '
+                    f'geometry: nothing will touch them')
+        sim.set_world(self.world, geometry)
+
+    @staticmethod
+    def _world_summary(world):
+        if not world.shapes:
+            return f'world: none ({world.source})'
+        c = world.contact
+        return (f'world from {world.source}: ' + ', '.join(
+            f'{s.type} "{s.name}"' for s in world.shapes) +
+            f'; contact stiffness {c["stiffness"]:g} N/m per point, damping ratio '
+            f'{c["damping_ratio"]:g}, friction {c["friction"]:g}')
+
     def _on_model(self, model, xml, source):
         v = self.values
         joints, why = ((tuple(v['joints']), 'the joints parameter') if v['joints']
@@ -163,11 +221,16 @@ class SimulatorNode(Node):
                             friction_asymmetry=v['friction_asymmetry'] or None)
             sensors = Sensors(model.n, seed=v['noise_seed'],
                               **{k: v[k] or None for k in SENSOR_FIELDS})
+            ft_sensor = (FTSensor(model, xml, v['ft_sensor.joint'], v['ft_sensor.bias'],
+                                  v['ft_sensor.noise'], seed=v['noise_seed'])
+                         if v['ft_sensor.joint'] else None)
         except ValueError as e:
             self.get_logger().error(f'cannot simulate the model from {source}: {e}')
             return
         arm = SimulatedArm(sim, joints, sensors, braked=v['hold_until_command'])
         with self.lock:
+            self.xml, self.ft_sensor = xml, ft_sensor
+            self._use_world(sim)
             if old is not None:
                 arm.take_over(old)
             else:
@@ -188,6 +251,15 @@ class SimulatorNode(Node):
             f'command order {list(joints)} ({why}); '
             f'initial pose {np.round(sim.q, 4).tolist()} ({pose})' + (
                 f'; armature {model.armature.tolist()} (kg m^2 or kg)' if v['armature'] else ''))
+        self.get_logger().info(self._world_summary(self.world) + (
+            f'; {sim.geometry.size} contact points on {len(sim.geometry.links)} links'
+            if self.world.shapes else ''))
+        if ft_sensor is not None:
+            self.get_logger().info(
+                f'force/torque sensor at {ft_sensor.joint} (frame {ft_sensor.frame}, '
+                f'{ft_sensor.mass:.3g} kg below it) on '
+                f'{self.resolve_topic_name("force_torque_sensor_broadcaster/wrench")}')
+
         if arm.braked:
             self.get_logger().info(
                 f'holding the initial pose (brakes engaged) until the first effort command on '
@@ -419,6 +491,29 @@ class SimulatorNode(Node):
             self.clock_pub.publish(Clock(clock=msg.header.stamp))
             arm.latest_stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         self.js_pub.publish(msg)
+        sim = arm.sim
+        if self.ft_pub is not None and self.ft_sensor is not None:
+            wrenches = sim.contact_wrenches()
+            for link, w in sim.wrenches.items():
+                wrenches[link] = wrenches.get(link, 0.0) + w
+            f = self.ft_sensor.read(sim.q, sim.qd, np.zeros(sim.model.n) if held else arm.qdd,
+                                    wrenches)
+            wrench = WrenchStamped()
+            wrench.header.stamp, wrench.header.frame_id = msg.header.stamp, self.ft_sensor.frame
+            wrench.wrench.force = Vector3(x=f[0], y=f[1], z=f[2])
+            wrench.wrench.torque = Vector3(x=f[3], y=f[4], z=f[5])
+            self.ft_pub.publish(wrench)
+        if self.world.shapes:
+            contacts = sim.contacts()
+            out = Contacts(link=[c['link'] for c in contacts],
+                           shape=[c['shape'] for c in contacts],
+                           position=[Point(x=c['position'][0], y=c['position'][1],
+                                           z=c['position'][2]) for c in contacts],
+                           force=[Vector3(x=c['force'][0], y=c['force'][1], z=c['force'][2])
+                                  for c in contacts],
+                           points=[c['points'] for c in contacts])
+            out.header.stamp, out.header.frame_id = msg.header.stamp, sim.model.root_link
+            self.contacts_pub.publish(out)
 
     def _stamp(self, t, held=False):
         """
@@ -457,7 +552,10 @@ class SimulatorNode(Node):
                                   'holding the initial pose (brakes engaged)' if self.arm.braked
                                   else 'lockstep' if self.values['lockstep'] else 'running')
             if sim is not None:
-                status.values = [KeyValue(key='time (s)', value=f'{sim.t:.4f}')] + [
+                status.values = [KeyValue(key='time (s)', value=f'{sim.t:.4f}')] + ([
+                    KeyValue(key='contacts', value=', '.join(
+                        f'{c["link"]} on {c["shape"]}: {np.linalg.norm(c["force"]):.3g} N'
+                        for c in sim.contacts()) or 'none')] if self.world.shapes else []) + [
                     KeyValue(key=f'{j} position ({u}), velocity ({u}/s)',
                              value=f'{q:.6g}, {qd:.6g}')
                     for j, u, q, qd in zip(sim.model.joint_names, self._units, sim.q, sim.qd)]

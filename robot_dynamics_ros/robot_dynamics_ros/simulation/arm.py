@@ -42,6 +42,7 @@ class SimulatedArm:
         # the torques applied since the last report, summed per step: the report's effort is
         # their mean over that interval (see report)
         self.applied_sum, self.applied_steps = np.zeros(model.n), 0
+        self.qdd = np.zeros(model.n)    # the last step's accelerations (an F/T sensor's)
         self._answer_idx = {}           # an answer's joint names -> where each joint is in it
 
     def take_over(self, old):
@@ -122,10 +123,12 @@ class SimulatedArm:
             if self.braked:
                 sim.t += sim.dt
                 continue
+            qd = sim.qd
             try:
                 sim.step(tau)
             except SimulationDiverged as e:
                 return k, str(e)
+            self.qdd = (sim.qd - qd) / sim.dt
             self.applied_sum += sim.applied
             self.applied_steps += 1
             for link, end in list(self.wrench_end.items()):

@@ -624,13 +624,18 @@ class Simulator:
         self._f_ext = _f_ext(self.model, wrenches, np.zeros(self.model.n))    # checks finite
         self.wrenches = wrenches
 
-    def set_world(self, world):
+    def set_world(self, world, geometry=None):
         """
         Use ``world`` (a ``World``) from now on: its shapes and contact parameters.
 
         Contacts that went on go on where the shape still is (their anchors are forgotten only
-        when the new world has other shapes).
+        when the new world has other shapes). ``geometry``: the arm's contact spheres, when
+        they change (``geometry.arm_geometry``).
         """
+        if geometry is not None and geometry is not self.geometry:
+            self.geometry = geometry
+            self.world = None
+            self.__dict__.pop('_kin', None)
         n, P, S = self.model.n, self.geometry.size, len(world.shapes)
         old = getattr(self, 'world', None)
         same = old is not None and [s.name for s in old.shapes] == [s.name for s in world.shapes]
