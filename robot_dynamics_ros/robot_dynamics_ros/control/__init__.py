@@ -22,6 +22,7 @@ from .controller import (JOINT_MODES, MODES, TASK_DEFAULTS, TIMEOUT_BEHAVIOURS, 
                          unknown_joint_keys)
 from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw
 from .limits import LIMIT_DEFAULTS, LimitLayer
+from .force import FORCE_DEFAULTS, ForceLoop, SensorInput
 from .observer import REACTIONS, MomentumObserver, over_threshold, per_joint
 from .feasibility import Feasibility, check as check_trajectory
 from .trajectory import JointTrajectory, quintic
@@ -31,4 +32,5 @@ __all__ = ['Controller', 'default_joints', 'payload_model', 'shared_joints', 'un
            'TIMEOUT_BEHAVIOURS', 'JointTrajectory', 'quintic', 'MomentumObserver',
            'REACTIONS', 'over_threshold', 'per_joint', 'Feasibility', 'check_trajectory',
            'JOINT_MODES', 'TASK_MODES', 'TASK_DEFAULTS', 'PROJECTORS', 'TaskSpaceLaw',
-           'default_task_frame', 'LIMIT_DEFAULTS', 'LimitLayer']
+           'default_task_frame', 'LIMIT_DEFAULTS', 'LimitLayer', 'FORCE_DEFAULTS', 'ForceLoop',
+           'SensorInput']

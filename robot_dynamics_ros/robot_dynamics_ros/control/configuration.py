@@ -23,6 +23,7 @@ functions raise ValueError or return the reason a set of values is refused.
 import numpy as np
 
 from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints
+from .force import check as check_force
 from .limits import check as check_limits
 from .observer import REACTIONS, MomentumObserver, per_joint
 from .task_space import PROJECTORS
@@ -64,9 +65,22 @@ def problem(v):
         return f'collision.reaction must be one of {REACTIONS}, got "{v["collision.reaction"]}"'
     try:
         check_limits(limit_settings(v))
+        check_force(force_settings(v))
     except ValueError as e:
         return str(e)
+    if any(v['task.force_axes']) and v['mode'] not in ('cartesian_impedance',
+                                                       'operational_space'):
+        return (f'task.force_axes selects force axes but mode "{v["mode"]}" has no task control: '
+                f'force control runs in cartesian_impedance and operational_space')
     return None
+
+
+def force_settings(v):
+    """Return the force control settings the values describe (see ``control.force``)."""
+    return dict(axes=v['task.force_axes'], source=v['force.source'], topic=v['force.topic'],
+                gain=v['force.gain'], integral_gain=v['force.integral_gain'],
+                damping=v['force.damping'], max_speed=v['force.max_speed'],
+                timeout=v['force.timeout'])
 
 
 def payload(v):
@@ -122,7 +136,7 @@ def controller(model, v):
                           damping=v['damping'] or None, friction=v['friction'] or None,
                           friction_velocity_epsilon=v['friction_velocity_epsilon'],
                           torque_offset=v['torque_offset'] or None, task=task(v),
-                          limits=limit_settings(v))
+                          limits=limit_settings(v), force=force_settings(v))
     except KeyError as e:
         raise ValueError(str(e).strip('"')) from None
 

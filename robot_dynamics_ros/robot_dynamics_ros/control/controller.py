@@ -37,10 +37,12 @@ import math
 
 import numpy as np
 
-from ..dynamics import bias_torques, gravity_torques, rnea
+from ..dynamics import bias_torques, frame_jacobian, frame_placement, gravity_torques, rnea
 from .feasibility import check as check_trajectory
+from .force import ForceLoop, at_frame, check as check_force
 from .limits import LimitLayer
-from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, _values, limit_command
+from .task_space import (PROJECTORS, TASK_MODES, TaskSpaceLaw, _values, external_wrench,
+                         limit_command)
 from .trajectory import JointTrajectory
 
 MODES = ('gravity', 'feedforward', 'computed_torque') + TASK_MODES
@@ -161,6 +163,11 @@ def payload_model(model, payload):
                               payload.get('inertia', (0.0,) * 6))
 
 
+def _same_force(a, b):
+    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray)
+                                        else a[k] == b[k] for k in a)
+
+
 class Controller:
     """Efforts for the ``joints`` of a model, from joint states and a desired trajectory."""
 
@@ -168,7 +175,7 @@ class Controller:
                  hardware_compensates_gravity=False, effort_limits=None, default_positions=None,
                  payload=None, armature=None, friction_compensation=0.0, damping=None,
                  friction=None, friction_velocity_epsilon=0.01, task=None, torque_offset=None,
-                 limits=None):
+                 limits=None, force=None):
         # the rotor inertias (armature) are part of the arm: with the payload on top
         self.base_model = model if armature is None or len(armature) == 0 else \
             model.with_armature(armature)
@@ -202,6 +209,11 @@ class Controller:
         self.compensated = None       # the friction compensation of the last output, or None
         self.set_task(task)
         self.set_limits(limits)
+        self.force = ForceLoop(check_force(force))
+        self.force_input = None       # a control.force.SensorInput (force.source sensor)
+        self.external_torques = None  # the observer's estimate (model order; source observer)
+        self.force_applied = np.zeros(6)    # the last wrench the arm applied (force axes' input)
+        self.force_event = None       # why the force axes began to hold (for the log), once
         self.trajectory = None        # (JointTrajectory, model indices, q at arrival)
         self.hold = None              # q_d of computed_torque without a trajectory
         self.reaction = None          # after a collision: 'hold' or 'float' (see react)
@@ -266,6 +278,10 @@ class Controller:
                          nullspace_damping_ratio=zn, posture=posture, projector=t['projector'])
         self.law = None
 
+    def set_force(self, settings):
+        """Configure force control (``control.force``); ValueError naming the setting."""
+        self.force = ForceLoop(check_force(settings))
+
     def set_limits(self, limits):
         """
         Configure the limits layer (``limits.LIMIT_DEFAULTS`` for what is not given).
@@ -310,6 +326,12 @@ class Controller:
         ramps from there to this controller's), the last command for the rate limit.
         """
         self.limit_layer.take(other.limit_layer)
+        # the sensor and its bias (the model's: a new one is made for another model); the force
+        # loop's state when its settings are the same
+        if other.force_input is not None and other.model is self.model:
+            self.force_input = other.force_input
+        if _same_force(other.force.settings, self.force.settings):
+            self.force = other.force
         if other.mode not in TASK_MODES or self.mode not in TASK_MODES or \
                 other.task['frame'] != self.task['frame'] or other.joints != self.joints:
             self.last_command = other.last_command if other.joints == self.joints else None
@@ -360,9 +382,14 @@ class Controller:
         target[2], target[5], target[6] = v, now, True
 
     def set_task_wrench(self, wrench):
-        """Set the feedforward wrench at the task frame's origin (6, root axes)."""
+        """
+        Set the wrench at the task frame's origin (6, root axes).
+
+        A feedforward, and on the force axes the force asked (which re-arms them after a hold).
+        """
         target = self._target()
         target[4], target[6] = _finite6(wrench, 'target wrench'), True
+        self.force.rearm()
 
     def hold_task_target(self):
         """Hold the target where it is: no target velocity or acceleration (a stream stopped)."""
@@ -428,7 +455,70 @@ class Controller:
                 self.limit_layer.shape_target(law.target_position, law.target_twist,
                                               law.target_acceleration)
             self._law_target, target[6] = target, False
+        if self.force.active:
+            self._force_axes(law, q, now, target)
         return law.torques(q, qd).copy()
+
+    def _force_axes(self, law, q, now, target):
+        """
+        Put the force axes' loop into the law (``control.force``), or hold them.
+
+        Off the force axes the law keeps its target; on them zero stiffness, the damping of the
+        force servo and its target twist v_ref. Holding (stale source, lost contact): the target
+        there becomes the current pose, no wrench.
+        """
+        fl, ax = self.force, self.force.axes
+        applied, why = self._applied_wrench(q, now)
+        if why is not None and fl.hold(why):
+            self.force_event = why
+        if fl.holding is None:
+            v_ref, damping = fl.update(applied, target[4], now)
+            if fl.holding is not None:
+                self.force_event = fl.holding
+        if fl.holding is not None:
+            if not getattr(fl, 'held', False):
+                # hold where the frame is now, with no force asked along the force axes
+                T = self.task_pose()
+                target[0][ax[:3]] = T[:3, 3][ax[:3]]
+                if np.any(ax[3:]):
+                    target[1][:] = T[:3, :3]
+                target[2][ax], target[3][ax], target[4][ax] = 0.0, 0.0, 0.0
+                target[6] = True
+                fl.held = True
+                law.target_position[:], law.target_rotation[:] = target[0], target[1]
+                law.target_twist[:], law.target_acceleration[:] = target[2], target[3]
+                law.target_wrench[:] = target[4]
+                law.set_min_damping(self.task['min_damping'])
+                law.stiffness[:] = self._stiffness_at(now)
+            return
+        fl.held = False
+        self.force_applied = applied
+        law.stiffness[ax] = 0.0
+        law.set_min_damping(np.where(ax, damping, self.task['min_damping']))
+        law.target_twist[ax] = v_ref[ax]
+        law.target_acceleration[ax] = 0.0
+        law.target_wrench[ax] = 0.0
+        target[6] = True            # the law's copy of the target to be made again next time
+
+    def _applied_wrench(self, q, now):
+        """Return (the wrench the arm applies at the task frame, root axes; why not or None)."""
+        s, frame = self.force.settings, self.task['frame']
+        if s['source'] == 'sensor':
+            src = self.force_input
+            if src is None or not src.fresh(now, s['timeout']):
+                return np.zeros(6), (f'no force/torque reading on {s["topic"]} for '
+                                     f'{s["timeout"]} s: the force axes hold their position')
+            T_s = frame_placement(self.model, q, src.side.frame)
+            T_t = frame_placement(self.model, q, frame)
+            external = at_frame(src.external(q), T_s[:3, :3], T_s[:3, 3], T_t[:3, 3])
+        else:
+            r = self.external_torques
+            if r is None:
+                return np.zeros(6), ('no external torque estimate (observer.enabled off?): the '
+                                     'force axes hold their position')
+            J = frame_jacobian(self.model, q, frame)
+            external = external_wrench(J[:, self.cmd], np.asarray(r)[self.cmd])
+        return -external, None
 
     def set_gains(self, kp, kd):
         k = len(self.joints)

@@ -370,7 +370,12 @@ class ControlLoop:
         at = self.stamp if stamped else now        # the state's time: the task modes' rate limit
         if ctrl.mode in TASK_MODES:
             self._target_timeout(now)
+            ctrl.external_torques = (self.estimate if self.observer is not None
+                                     and self.estimates else None)
         tau, clamped = ctrl.command(ctrl.q, ctrl.qd, t, des, at)
+        if ctrl.force_event is not None:
+            self.log.warning('force', f'force control: {ctrl.force_event}')
+            ctrl.force_event = None
         if self.bump is not None:
             tau = self._bumpless(tau, now)
         if clamped.any():

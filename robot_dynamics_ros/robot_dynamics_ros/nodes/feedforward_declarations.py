@@ -18,7 +18,8 @@ feedforward_node's declarations: its parameters, topics and services.
 The one source of each parameter's name, default and description: the node declares from it,
 and ``--help``, the docs and the README's tables are rendered from it.
 """
-from ..control import LIMIT_DEFAULTS, MODES, PROJECTORS, TASK_DEFAULTS, TIMEOUT_BEHAVIOURS
+from ..control import (FORCE_DEFAULTS, LIMIT_DEFAULTS, MODES, PROJECTORS, TASK_DEFAULTS,
+                       TIMEOUT_BEHAVIOURS)
 from .common import FILE_PARAMETERS
 
 # name: (kind, default, description, read_only). Also per model joint, declared once the model is
@@ -135,6 +136,30 @@ PARAMETERS = {
     'task.max_torque_rate': ('float[]', list(TASK_DEFAULTS['max_torque_rate']),
                              'in the task modes each commanded effort changes by at most this '
                              '(N m/s; one for all or one per commanded joint)', False),
+    'task.force_axes': ('float[]', list(FORCE_DEFAULTS['axes']),
+                        'six 0/1: the axes (x y z, about x y z; root axes at the task frame) '
+                        'whose force is regulated to ~/target_wrench instead of their pose '
+                        '(docs: concepts/force_control); all 0: none', False),
+    'force.source': (str, FORCE_DEFAULTS['source'],
+                     'what the force axes measure: sensor (a WrenchStamped on force.topic, the '
+                     'tool\'s weight taken out) or observer (the momentum observer\'s estimate, '
+                     'no sensor)', False),
+    'force.topic': (str, FORCE_DEFAULTS['topic'],
+                    'the force/torque sensor\'s WrenchStamped (frame_id: a link of the '
+                    'description)', True),
+    'force.gain': ('float[]', list(FORCE_DEFAULTS['gain']),
+                   'speed per force error on the force axes (m/s per N x3, rad/s per N m x3; '
+                   'one or six)', False),
+    'force.integral_gain': ('float[]', list(FORCE_DEFAULTS['integral_gain']),
+                            'integral of the force error (m/s per N s x3, rad/s per N m s x3), '
+                            'with anti-windup: what the model gets wrong', False),
+    'force.damping': ('float[]', list(FORCE_DEFAULTS['damping']),
+                      'the velocity servo along the force axes (N s/m x3, N m s/rad x3)', False),
+    'force.max_speed': ('float[]', list(FORCE_DEFAULTS['max_speed']),
+                        'the force axes never move faster than this (m/s, rad/s): a slow '
+                        'approach, no fling when the contact is lost', False),
+    'force.timeout': (float, FORCE_DEFAULTS['timeout'], 'a sensor silent for this long (s): the '
+                                                        'force axes hold their position', False),
     'task.target_timeout': (float, 0.5, 'a ~/target_twist stream silent for this long (s) is '
                                         'taken as stopped: the target holds its last pose (0: '
                                         'never)', False),

@@ -1,0 +1,222 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Force control along chosen axes of the task frame (root axes), in the task modes.
+
+The axes of ``task.force_axes`` (six 0/1: x, y, z, rx, ry, rz of the root frame, at the task
+frame's origin) leave motion control: their stiffness is zero and the task law's wrench there is
+a velocity servo,
+
+    f_i = D_i (v_ref,i - v_i),   v_ref,i = sat(F_d,i / D_i + k_p,i e_i + I_i, +-0.95 max_speed),
+    e_i = F_d,i - F_a,i,         I_i += k_i,i e_i dt  (not while v_ref is saturated),
+
+with F_d the target wrench (``~/target_wrench``: what the arm applies to its surroundings), F_a
+the wrench it applies, measured (a force/torque sensor, its bias and the tool's weight taken out)
+or estimated (the momentum observer's external torques through the frame's Jacobian), and D the
+damping ``force.damping``, at least 2 |F_d| / max_speed. Pressed on a surface and at rest, the
+arm applies D v_ref = F_d + D (k_p e + I): the proportional term and the integral take out what
+the model gets wrong (e -> 0 at rest). In free space it moves at v_ref, never faster than
+``force.max_speed`` (an approach to a surface is slow; a lost surface does not fling it).
+The other axes keep the impedance or operational-space law with the target pose, as before.
+
+Why not feed the measured force through (f = F_a + D (v_ref - v), the arm a pure velocity servo
+against the surface): with the observer's estimate, which lags (1 / K_O), a 10 N press ran away
+to 52 N on ur5; with the sensor the same law went unstable on ur5 while sliding at the gains
+that made pressing settle in 0.2 s. The form above does both on ur5 and panda with one set of
+gains (``bench/bench_contact.py``).
+
+What makes the force axes hold their position instead (``ForceLoop.holding`` says why; a new
+target wrench re-arms them): the force source gone stale (no sensor reading for
+``force.timeout``), and a lost contact — once the force reached half of what was asked, it
+falling under a tenth of it for 0.1 s (a table taken away; a bounce on impact is shorter): the
+arm then brakes (D) and holds where it is instead of chasing a surface that is gone.
+"""
+import numpy as np
+
+FORCE_DEFAULTS = {
+    'axes': [0, 0, 0, 0, 0, 0],
+    'source': 'sensor',
+    'topic': 'force_torque_sensor_broadcaster/wrench',
+    'gain': [5e-3, 5e-3, 5e-3, 5e-3, 5e-3, 5e-3],
+    'integral_gain': [2e-2, 2e-2, 2e-2, 5e-2, 5e-2, 5e-2],
+    'damping': [200.0, 200.0, 200.0, 5.0, 5.0, 5.0],
+    'max_speed': [0.05, 0.5],
+    'timeout': 0.1,
+}
+SOURCES = ('sensor', 'observer')
+IN_CONTACT, LOST = 0.5, 0.1     # of the target force: contact made, then lost
+LOST_TIME = 0.1                 # s under LOST: a bounce on impact is no lost contact
+SPEED_MARGIN = 0.95             # v_ref's share of force.max_speed
+
+
+def check(settings):
+    """Return the settings (FORCE_DEFAULTS for what is not given) checked; ValueError naming."""
+    s = dict(FORCE_DEFAULTS, **(settings or {}))
+    unknown = set(s) - set(FORCE_DEFAULTS)
+    if unknown:
+        raise ValueError(f'unknown force settings {sorted(unknown)}')
+    axes = np.asarray(s['axes'], dtype=float).ravel()
+    if axes.shape != (6,) or not np.all((axes == 0) | (axes == 1)):
+        raise ValueError(f'task.force_axes needs six 0/1 values (x, y, z, rx, ry, rz of the root '
+                         f'frame), got {list(s["axes"])}')
+    if s['source'] not in SOURCES:
+        raise ValueError(f'force.source must be one of {SOURCES}, got "{s["source"]}"')
+    out = dict(s, axes=axes.astype(bool))
+    for name in ('gain', 'integral_gain', 'damping'):
+        v = np.asarray(s[name], dtype=float).ravel()
+        if v.size == 1:
+            v = np.full(6, v[0])
+        if v.shape != (6,) or not np.all(np.isfinite(v)) or np.any(v < 0):
+            raise ValueError(f'force.{name} needs one value or six, each finite >= 0, got '
+                             f'{list(s[name])}')
+        out[name] = v
+    if np.any(out['damping'][out['axes']] <= 0):
+        raise ValueError(f'force.damping must be > 0 on the force axes (the velocity servo '
+                         f'along them), got {out["damping"].tolist()}')
+    speed = np.asarray(s['max_speed'], dtype=float).ravel()
+    if speed.shape != (2,) or not np.all(np.isfinite(speed)) or np.any(speed <= 0):
+        raise ValueError(f'force.max_speed needs 2 values > 0 (m/s, rad/s), got '
+                         f'{list(s["max_speed"])}')
+    out['max_speed'] = np.repeat(speed, 3)
+    if not (isinstance(s['timeout'], (int, float)) and s['timeout'] > 0):
+        raise ValueError(f'force.timeout must be > 0 s, got {s["timeout"]}')
+    return out
+
+
+class ForceLoop:
+    """The force axes' loop (module doc) of checked ``settings`` (``check``)."""
+
+    def __init__(self, settings):
+        self.settings = s = settings
+        self.axes = s['axes']
+        self.integral = np.zeros(6)
+        self.contact = False            # the force reached IN_CONTACT of the target
+        self.holding = None             # why the force axes hold their position (None: not)
+        self.last = None                # time of the last update (s)
+        self.held = False               # the controller put the hold into its law
+        self.below = None               # since when the force is under LOST of the target
+
+    @property
+    def active(self):
+        return bool(np.any(self.axes))
+
+    def rearm(self):
+        """Control force again (a new target wrench): no hold, no integral, no contact yet."""
+        self.integral[:] = 0.0
+        self.contact, self.holding, self.last, self.held = False, None, None, False
+        self.below = None
+
+    def hold(self, why):
+        """Hold the force axes' position from now (``why``: for the log); True if it is new."""
+        new = self.holding is None
+        self.holding = why
+        self.integral[:] = 0.0
+        return new
+
+    def update(self, applied, desired, now):
+        """
+        Return (v_ref, damping): the force axes' target twist and damping (module doc).
+
+        ``applied``, ``desired``: root axes at the task frame, what the arm applies. Zero off
+        the force axes. Sets ``holding`` when the contact is lost (then v_ref is zero).
+        """
+        s, ax = self.settings, self.axes
+        dt = 0.0 if self.last is None else min(max(now - self.last, 0.0), 0.01)
+        self.last = now
+        limit = SPEED_MARGIN * s['max_speed']
+        damping = np.maximum(s['damping'], 2.0 * np.abs(desired) / s['max_speed'])
+        e = np.where(ax, desired - applied, 0.0)
+        size = float(np.linalg.norm(desired[ax]))
+        reached = float(np.linalg.norm(applied[ax]))
+        if size > 0 and reached >= IN_CONTACT * size:
+            self.contact, self.below = True, None
+        elif self.contact and size > 0 and reached < LOST * size:
+            if self.below is None:
+                self.below = now
+            elif now - self.below >= LOST_TIME:
+                self.hold(f'the contact is lost: the force along the force axes has been under '
+                          f'{LOST:.0%} of the {size:.3g} asked for {LOST_TIME} s')
+        else:
+            self.below = None
+        if self.holding is not None:
+            return np.zeros(6), damping
+        base = desired / damping
+        u = base + s['gain'] * e + self.integral
+        saturated = np.abs(u) > limit
+        grow = s['integral_gain'] * e * dt
+        # anti-windup: no integration that would push further into the saturation
+        self.integral += np.where(saturated & (np.sign(grow) == np.sign(u)), 0.0, grow)
+        self.integral = np.clip(np.where(ax, self.integral, 0.0), -2 * limit, 2 * limit)
+        return np.clip(np.where(ax, base + s['gain'] * e + self.integral, 0.0), -limit,
+                       limit), damping
+
+
+class SensorInput:
+    """
+    A force/torque sensor's readings as the external wrench on the tool.
+
+    ``side``: the ``dynamics.transmitted.ChildSide`` of the sensor's frame (the tool below it:
+    its weight is taken out of each reading), ``payload``: (link, mass, com) carried on the
+    child side or None. ``zero(q)`` sets the bias so that the reading at rest, the tool's weight
+    taken out, is zero (``~/zero_ft_sensor``).
+    """
+
+    def __init__(self, side, payload=None, gravity=(0.0, 0.0, -9.81)):
+        self.side, self.payload = side, payload
+        self.gravity = np.asarray(gravity, dtype=float)
+        self.bias = np.zeros(6)
+        self.reading, self.received = None, None
+
+    def take(self, wrench, now):
+        """Take a reading [fx, fy, fz, tx, ty, tz] at ``now``; why it is refused, or None."""
+        w = np.asarray(wrench, dtype=float)
+        if w.shape != (6,) or not np.all(np.isfinite(w)):
+            return f'a wrench that is not six finite numbers: {w.tolist()}'
+        self.reading, self.received = w, now
+        return None
+
+    def fresh(self, now, timeout):
+        return self.received is not None and now - self.received <= timeout
+
+    def tool(self, q):
+        """Return the tool's static wrench in the sensor frame at q (its weight, the payload's)."""
+        side = self.side
+        wrenches = None
+        if self.payload is not None and self.payload[0] in side.links and self.payload[1] > 0:
+            from ..dynamics import frame_placement
+            link, mass, com = self.payload
+            R = frame_placement(side.model, q, link)[:3, :3]
+            f = R.T @ (mass * self.gravity)
+            wrenches = {link: np.concatenate([f, np.cross(com, f)])}
+        n = side.model.n
+        return side.wrench(q, np.zeros(n), np.zeros(n), wrenches)
+
+    def external(self, q):
+        """Return the external wrench on the tool (sensor frame): reading - bias - tool."""
+        return self.reading - self.bias - self.tool(q)
+
+    def zero(self, q):
+        """Zero the bias at q (the arm at rest, nothing touching); return the bias."""
+        if self.reading is None:
+            raise ValueError('no reading from the sensor yet')
+        self.bias = self.reading - self.tool(q)
+        return self.bias.copy()
+
+
+def at_frame(wrench, R, p, origin):
+    """Return a wrench [f; t] given in a frame (rotation R, origin p) in root axes at origin."""
+    f = R @ wrench[:3]
+    t = R @ wrench[3:] + np.cross(p - origin, f)
+    return np.concatenate([f, t])
