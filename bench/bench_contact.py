@@ -328,7 +328,8 @@ def main(argv=None):
                   and f['settle'] <= ASKED['settle'] and f['speed'] <= ASKED['speed']
                   and FORCE - ASKED['slide'] <= lo and hi <= FORCE + ASKED['slide']
                   and fastest <= ASKED['speed'] and later <= ASKED['rest_speed'])
-            print(f'| {arm} | {source} | {f["contact"] or float("nan"):.3f} | {f["steady"]:.3f} | '
+            contact = float('nan') if f['contact'] is None else f['contact']
+            print(f'| {arm} | {source} | {contact:.3f} | {f["steady"]:.3f} | '
                   f'{f["settle"]:.3f} | {f["speed"]:.4f} | {lo:.2f}-{hi:.2f} | {fastest:.4f} | '
                   f'{1e3 * later:.3f} |' + asked(ok, f'{arm} {source}'))
     print('\nresting on a table (no torque), balance (PD into a block), collision detection')

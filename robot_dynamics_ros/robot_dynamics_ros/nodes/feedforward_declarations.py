@@ -136,7 +136,7 @@ PARAMETERS = {
     'task.max_torque_rate': ('float[]', list(TASK_DEFAULTS['max_torque_rate']),
                              'in the task modes each commanded effort changes by at most this '
                              '(N m/s; one for all or one per commanded joint)', False),
-    'task.force_axes': ('float[]', list(FORCE_DEFAULTS['axes']),
+    'task.force_axes': ('float[]', [float(a) for a in FORCE_DEFAULTS['axes']],
                         'six 0/1: the axes (x y z, about x y z; root axes at the task frame) '
                         'whose force is regulated to ~/target_wrench instead of their pose '
                         '(docs: concepts/force_control); all 0: none', False),
@@ -237,7 +237,9 @@ INTERFACES = (
     ('subscribes', '~/target_twist', 'geometry_msgs/msg/TwistStamped',
      'task modes, optional; root axes'),
     ('subscribes', '~/target_wrench', 'geometry_msgs/msg/WrenchStamped',
-     'task modes; feedforward at the task frame, root axes'),
+     'task modes; feedforward at the task frame, root axes; on task.force_axes the force asked'),
+    ('subscribes', 'force_torque_sensor_broadcaster/wrench', 'geometry_msgs/msg/WrenchStamped',
+     'the force.topic parameter: the force/torque sensor, for force.source sensor'),
     ('actions', '~/follow_joint_trajectory', 'control_msgs/action/FollowJointTrajectory',
      "joint modes; joint_trajectory_controller's contract: what MoveIt sends"),
     ('publishes', 'effort_controller/commands', 'std_msgs/msg/Float64MultiArray',
@@ -261,6 +263,9 @@ INTERFACES = (
     ('services', '~/check_trajectory', 'robot_dynamics_msgs/srv/CheckTrajectory',
      'torque and velocity feasibility of a trajectory and the time scale that fits'),
     ('services', '~/reset_collision', 'std_srvs/srv/Trigger', 'end the reaction to a collision'),
+    ('services', '~/zero_ft_sensor', 'std_srvs/srv/Trigger',
+     'zero the force/torque sensor\'s bias at rest (the tool\'s weight and the payload taken '
+     'out)'),
     ('services', '~/estimate_payload', 'robot_dynamics_msgs/srv/EstimatePayload',
      'mass and centre of mass of a new tool from the observer at a few poses (swept where the '
      'model has friction); apply sets the payload parameters'),

@@ -50,9 +50,11 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from ..control import (TASK_MODES, configuration, default_joints, payload_model,
                        unknown_joint_keys)
+from ..control.force import SensorInput
 from ..control.loop import ControlLoop
 from ..control.task_space import external_wrench
 from ..dynamics import RobotModel, compile_kernels
+from ..dynamics.transmitted import ChildSide
 from .common import (STARTED, STREAM_DEPTH, BackgroundKernels, DescriptionSource, Throttle,
                      TurnClock, coerce_numbers, declare, file_description, loop_node, run_node,
                      seconds, side_node, usage)
@@ -113,6 +115,10 @@ class FeedforwardNode(Node):
         self.create_subscription(TwistStamped, '~/target_twist', self._on_target_twist, 10)
         self.create_subscription(WrenchStamped, '~/target_wrench', self._on_target_wrench, 10)
         self.create_service(Trigger, '~/reset_collision', self._on_reset_collision)
+        # the force/torque sensor of force.source sensor (force_torque_sensor_broadcaster's)
+        self.create_subscription(WrenchStamped, self.values['force.topic'], self._on_ft_wrench,
+                                 STREAM_DEPTH)
+        self.create_service(Trigger, '~/zero_ft_sensor', self._on_zero_ft_sensor)
         # callbacks of this node and of loop_node (joint_states, its own thread) take turns
         self.lock = threading.RLock()
         self.loop_node = loop_node(self, 'joint_states')
@@ -396,6 +402,57 @@ class FeedforwardNode(Node):
     @_locked
     def _on_reset_collision(self, request, response):
         response.success, response.message = self.loop.reset_collision()
+        return response
+
+    # ---- the force/torque sensor ---------------------------------------------------------------
+    @_locked
+    def _on_ft_wrench(self, msg):
+        """
+        Take a force/torque reading for the force axes.
+
+        Its frame_id names the link below which the tool hangs (its weight is taken out); the
+        reading's time is its stamp (the joint states' clock), or the arrival time unstamped.
+        """
+        ctrl = self.loop.ctrl
+        if ctrl is None:
+            return
+        frame, topic = msg.header.frame_id, self.resolve_topic_name(self.values['force.topic'])
+        src = ctrl.force_input
+        if src is None or src.side.frame != frame or src.side.model is not ctrl.model:
+            try:
+                side = ChildSide(ctrl.model, self.description.xml, frame)
+            except ValueError as e:
+                self.throttle.warning('ft frame', f'{topic}: frame_id: {e}: readings ignored')
+                return
+            v = self.values
+            payload = ((v['payload.link'], v['payload.mass'], np.asarray(v['payload.com']))
+                       if v['payload.link'] else None)
+            bias = src.bias if src is not None and src.side.frame == frame else None
+            ctrl.force_input = src = SensorInput(side, payload, ctrl.model.gravity)
+            if bias is not None:
+                src.bias = bias
+        f, t = msg.wrench.force, msg.wrench.torque
+        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        problem = src.take([f.x, f.y, f.z, t.x, t.y, t.z],
+                           stamp if stamp > 0 else time.monotonic())
+        if problem:
+            self.throttle.warning('ft value', f'{topic}: {problem}: ignored')
+
+    @_locked
+    def _on_zero_ft_sensor(self, request, response):
+        ctrl = self.loop.ctrl
+        src = ctrl.force_input if ctrl is not None else None
+        if src is None or src.reading is None:
+            response.success = False
+            topic = self.resolve_topic_name(self.values['force.topic'])
+            response.message = f'no reading on {topic} yet'
+            return response
+        bias = src.zero(ctrl.q)
+        response.success = True
+        response.message = (f'bias {np.round(bias, 4).tolist()} (N, N m; {src.side.frame}): the '
+                            f'reading less the weight of {src.side.mass:.3g} kg below '
+                            f'{src.side.frame}' + (' and the payload' if src.payload else ''))
+        self.get_logger().info(f'zero_ft_sensor: {response.message}')
         return response
 
     # ---- task-space targets ------------------------------------------------------------------

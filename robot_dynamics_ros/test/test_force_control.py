@@ -1,0 +1,159 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+Force control without ROS: the loop's rules, and closed loops with the simulator's table.
+
+The closed loops are bench/bench_contact.py's (feedforward_node's ControlLoop and the simulator
+in process at 1 kHz, each command one step late, a probe on a force/torque sensor pressing a
+table): 10 N down settles within 0.3 N (sensor) or 1 N (observer) within 1 s of contact,
+sliding 0.2 m at 5 cm/s keeps it within 1.5 N, the table taken away leaves the probe under
+force.max_speed and at rest, on ur5 and panda with either source and xarm7 with the sensor.
+"""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+from robot_dynamics_ros.control import configuration
+from robot_dynamics_ros.control.force import (FORCE_DEFAULTS, LOST_TIME, SPEED_MARGIN,
+                                              ForceLoop, SensorInput, check)
+from robot_dynamics_ros.dynamics import RobotModel, frame_placement
+from robot_dynamics_ros.dynamics.transmitted import ChildSide
+from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
+
+from conftest import robot_urdf
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__)))), 'bench'))
+import bench_contact  # noqa: E402
+
+pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+
+DOWN = np.array([0, 0, -10.0, 0, 0, 0])
+
+
+def loop_z(**settings):
+    return ForceLoop(check(dict({'axes': [0, 0, 1, 0, 0, 0]}, **settings)))
+
+
+def test_in_free_space_the_force_axis_moves_under_the_speed_limit_without_winding_up():
+    fl = loop_z()
+    limit = SPEED_MARGIN * FORCE_DEFAULTS['max_speed'][0]
+    for k in range(2000):                           # 2 s of nothing to press on
+        v_ref, damping = fl.update(np.zeros(6), DOWN, 1e-3 * k)
+    assert v_ref[2] == pytest.approx(-limit) and not np.any(v_ref[[0, 1, 3, 4, 5]])
+    assert damping[2] >= 2 * 10.0 / FORCE_DEFAULTS['max_speed'][0]    # F_d / D inside it
+    # anti-windup: the integral did not grow while saturated, so touching stops it at once
+    assert abs(fl.integral[2]) <= 2 * limit
+    v_ref, _ = fl.update(-DOWN * -1.0, DOWN, 2.0)   # the force asked, reached
+    assert abs(v_ref[2] - (-10.0 / damping[2] + fl.integral[2])) < 1e-12
+
+
+def test_a_lost_contact_holds_but_a_bounce_does_not_and_a_new_target_rearms():
+    fl = loop_z()
+    fl.update(DOWN, DOWN, 0.0)                      # in contact: 10 N reached
+    t = 0.001
+    while t < 0.6 * LOST_TIME:                      # a bounce: no force for a while
+        fl.update(np.zeros(6), DOWN, t)
+        t += 0.001
+    fl.update(DOWN, DOWN, t)
+    assert fl.holding is None
+    t0 = t
+    while t < t0 + LOST_TIME + 0.002:               # the table gone
+        v_ref, _ = fl.update(np.zeros(6), DOWN, t)
+        t += 0.001
+    assert fl.holding is not None and 'the contact is lost' in fl.holding
+    assert not np.any(v_ref)
+    fl.rearm()
+    assert fl.holding is None and not fl.contact and not np.any(fl.integral)
+
+
+@pytest.mark.parametrize('settings, says', [
+    ({'axes': [0, 0, 1, 0, 0]}, 'task.force_axes needs six 0/1 values'),
+    ({'axes': [0, 0, 0.5, 0, 0, 0]}, 'task.force_axes needs six 0/1 values'),
+    ({'source': 'camera'}, "force.source must be one of ('sensor', 'observer')"),
+    ({'gain': [-1.0]}, 'force.gain needs one value or six, each finite >= 0'),
+    ({'axes': [0, 0, 1, 0, 0, 0], 'damping': [0.0]}, 'force.damping must be > 0'),
+    ({'max_speed': [0.05]}, 'force.max_speed needs 2 values > 0'),
+    ({'timeout': 0.0}, 'force.timeout must be > 0'),
+])
+def test_bad_force_settings_are_refused_naming_them(settings, says):
+    with pytest.raises(ValueError) as e:
+        check(settings)
+    assert says in str(e.value)
+
+
+def test_force_axes_in_a_mode_without_task_control_are_refused():
+    v = {name: d[1] for name, d in PARAMETERS.items()}
+    v.update({'mode': 'computed_torque', 'task.force_axes': [0, 0, 1, 0, 0, 0]})
+    assert 'has no task control' in configuration.problem(v)
+    v['mode'] = 'operational_space'
+    assert configuration.problem(v) is None
+
+
+def test_the_sensor_input_takes_the_tools_weight_and_the_bias_out():
+    xml = robot_urdf('panda')
+    model = RobotModel.from_urdf(xml)
+    side = ChildSide(model, xml, 'panda_hand')
+    q = np.array([0.3, -0.5, 0.2, -2.0, 0.4, 1.8, 0.7, 0.02, 0.02])
+    # a 0.5 kg payload 10 cm below the hand: the sensor reads the hand, fingers and payload
+    payload = ('panda_hand', 0.5, np.array([0.0, 0.0, 0.1]))
+    src = SensorInput(side, payload, model.gravity)
+    R = frame_placement(model, q, 'panda_hand')[:3, :3]
+    f_payload = R.T @ (0.5 * model.gravity)
+    weight = side.wrench(q, np.zeros(model.n), np.zeros(model.n),
+                         {'panda_hand': np.concatenate([f_payload,
+                                                        np.cross([0, 0, 0.1], f_payload)])})
+    bias = np.array([1.0, -2.0, 0.5, 0.1, 0.0, -0.1])
+    assert src.take(weight + bias, 0.0) is None
+    src.zero(q)
+    assert np.allclose(src.bias, bias) and np.allclose(src.external(q), 0.0, atol=1e-12)
+    push = np.array([0.0, 0.0, 7.0, 0.0, 0.0, 0.0])
+    src.take(weight + bias + push, 0.01)
+    assert np.allclose(src.external(q), push)
+    assert src.fresh(0.05, 0.1) and not src.fresh(0.2, 0.1)
+    assert 'six finite numbers' in src.take([np.nan] * 6, 0.3)
+
+
+@pytest.mark.parametrize('arm, source', [('ur5', 'sensor'), ('ur5', 'observer'),
+                                         ('panda', 'sensor'), ('panda', 'observer'),
+                                         ('xarm7', 'sensor')])
+def test_pressing_sliding_and_losing_the_table(arm, source):
+    f, rig = bench_contact.press(arm, source)
+    assert f['contact'] is not None, rig.loop.log.lines[-5:]
+    assert abs(f['steady'] - 10.0) <= bench_contact.BAND[source]
+    assert f['settle'] <= 1.0
+    assert f['speed'] <= 1.0                    # the approach: under force.max_speed
+    lo, hi = bench_contact.slide(rig)
+    assert 8.5 <= lo and hi <= 11.5, (lo, hi)
+    fastest, later = bench_contact.removed(rig)
+    assert fastest <= 1.0 and later < 1e-3, (fastest, later)
+    assert any('the contact is lost' in line for line in rig.loop.log.lines)
+
+
+def test_a_silent_sensor_holds_the_force_axis_and_the_arm_does_not_move_to_the_table():
+    rig = bench_contact.PressRig('ur5', 'sensor')
+    rig.sensor.read = lambda *a, **k: None          # the broadcaster stops publishing
+    rig.ctrl.force_input.take = lambda *a, **k: None
+    t0 = rig.t
+    rig.ctrl.set_task_wrench([0, 0, -10.0, 0, 0, 0])
+    rig.run(1.0)
+    # the last reading counts for force.timeout (0.1 s: the probe starts down), then the axis
+    # holds: it never reaches the table 2 cm below and is at rest
+    assert not np.any(rig.since(t0)[:, 1] > 0)
+    assert np.max(np.abs(rig.since(t0 + 0.6)[:, 3])) < 1e-3
+    assert any('no force/torque reading on force_torque_sensor_broadcaster/wrench' in line
+               for line in rig.loop.log.lines)
