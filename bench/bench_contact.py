@@ -55,6 +55,7 @@ from robot_dynamics_ros.control.loop import ControlLoop
 from robot_dynamics_ros.dynamics import (RobotModel, crba, frame_jacobian, frame_placement,
                                          gravity_torques, rnea)
 from robot_dynamics_ros.dynamics.energy import body_poses, total_energy
+from robot_dynamics_ros.dynamics.frames import quaternion
 from robot_dynamics_ros.dynamics.transmitted import ChildSide
 from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
 from robot_dynamics_ros.simulation import Simulator
@@ -216,7 +217,7 @@ def press(arm, source):
 
 def slide(rig, speed=0.05, distance=0.2, ramp=0.5):
     """
-    Slide the pressing probe: return the (min, max) table force while the target moves.
+    Slide the pressing probe: return the (min, max) table force while it moves, and how far.
 
     The target moves ``distance`` along x at ``speed``, reached and left over ``ramp`` s, as a
     trajectory would.
@@ -225,14 +226,27 @@ def slide(rig, speed=0.05, distance=0.2, ramp=0.5):
     loop = rig.loop
     cruise = (distance - speed * ramp) / speed
     total = 2 * ramp + cruise
+    p0, quat = rig.ctrl.task_target[0].copy(), quaternion(np.vstack([
+        np.column_stack([rig.ctrl.task_target[1], np.zeros(3)]), [0, 0, 0, 1]]))
+    x0 = float(frame_placement(rig.model, rig.sim.q, 'probe')[0, 3])
+
+    def moved(s):
+        """Return the target's travel s seconds in: ramp up, cruise, ramp down (m)."""
+        up = min(s, ramp)
+        x = speed * up * up / (2 * ramp)
+        x += speed * min(max(s - ramp, 0.0), cruise)
+        down = min(max(s - ramp - cruise, 0.0), ramp)
+        return x + speed * (down - down * down / (2 * ramp))
 
     def twist(r):
         s = r.t - t0
         v = speed * min(1.0, s / ramp, max(0.0, (total - s) / ramp))
+        loop.target_pose(p0 + [moved(s), 0.0, 0.0], quat, r.t)
         loop.target_twist([v, 0, 0, 0, 0, 0], r.t)
     rig.run(total + 0.2, each=twist)
     r = rig.since(t0)
-    return float(r[:, 1].min()), float(r[:, 1].max())
+    travelled = float(frame_placement(rig.model, rig.sim.q, 'probe')[0, 3]) - x0
+    return float(r[:, 1].min()), float(r[:, 1].max()), travelled
 
 
 def removed(rig):
@@ -322,15 +336,17 @@ def main(argv=None):
     for arm in args.arms:
         for source in ('sensor', 'observer'):
             f, rig = press(arm, source)
-            lo, hi = slide(rig)
+            lo, hi, travelled = slide(rig)
             fastest, later = removed(rig)
             ok = (f['contact'] is not None and abs(f['steady'] - FORCE) <= BAND[source]
                   and f['settle'] <= ASKED['settle'] and f['speed'] <= ASKED['speed']
                   and FORCE - ASKED['slide'] <= lo and hi <= FORCE + ASKED['slide']
+                  and abs(travelled - 0.2) <= 0.01
                   and fastest <= ASKED['speed'] and later <= ASKED['rest_speed'])
             contact = float('nan') if f['contact'] is None else f['contact']
             print(f'| {arm} | {source} | {contact:.3f} | {f["steady"]:.3f} | '
-                  f'{f["settle"]:.3f} | {f["speed"]:.4f} | {lo:.2f}-{hi:.2f} | {fastest:.4f} | '
+                  f'{f["settle"]:.3f} | {f["speed"]:.4f} | {lo:.2f}-{hi:.2f} ({travelled:.3f} m) | '
+                  f'{fastest:.4f} | '
                   f'{1e3 * later:.3f} |' + asked(ok, f'{arm} {source}'))
     print('\nresting on a table (no torque), balance (PD into a block), collision detection')
     print('| arm | deepest (mm) | energy gained over 10 s (J) | balance error | collision '

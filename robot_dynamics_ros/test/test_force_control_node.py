@@ -22,6 +22,7 @@ on a busy machine). cartesian_impedance with root z force-controlled: asked 10 N
 publishes it; then the observer); ~/zero_ft_sensor zeroes the bias at rest. Force axes in a
 mode without task control, or not 0/1, stop the node with the parameter named.
 """
+import os
 import threading
 import time
 
@@ -186,3 +187,20 @@ def test_bad_force_settings_stop_the_node_naming_them(tmp_path, args, says):
         assert says in proc.log() and 'Traceback' not in proc.log(), proc.log()[-2000:]
     finally:
         proc.stop()
+
+
+def test_the_press_demo_presses_and_slides(tmp_path):
+    """``closed-loop-demo --press``'s run, as the force control tutorial shows it."""
+    from robot_dynamics_ros.nodes.closed_loop import run_press
+    rclpy.shutdown()                # run_press has its own context
+    try:
+        urdf = os.path.join(erd_root(), 'ur_description/urdf/ur5_robot.urdf')
+        res = run_press(urdf, Q0, flange='ee_link', offset=(0.06, 0.0, 0.0),
+                        mesh_paths=[erd_root().rsplit('/', 2)[0]], log_dir=str(tmp_path))
+    finally:
+        rclpy.init()
+    assert abs(res['steady'] - 10.0) <= 0.3, res['steady']
+    lo, hi = res['slide']
+    assert 8.5 <= lo and hi <= 11.5, (lo, hi)
+    assert res['pose'][-1, 0] - res['pose'][0, 0] == pytest.approx(0.2, abs=0.01)
+    assert '0.2 kg below probe' in res['zeroed']

@@ -19,7 +19,8 @@ Drive simulator_node and feedforward_node in closed loop over DDS and record the
 set), waits until the loop runs, sends a quintic rest-to-rest trajectory to the controller and
 records desired and actual positions and the commanded torques. ``run_task()`` runs the
 controller in a task mode instead and streams a square of target poses (with their twist) to
-``~/target_pose``. ``closed-loop-demo`` (``tools/demo.py``) prints and plots what they return.
+``~/target_pose``; ``run_press()`` presses a probe on a simulated table with force control and
+slides it. ``closed-loop-demo`` (``tools/demo.py``) prints and plots what they return.
 """
 import os
 import random
@@ -249,6 +250,172 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
                 side=side, period=period, mode=mode, log_dir=log_dir,
                 rms=float(np.sqrt(np.mean(err ** 2))), max=float(err.max()),
                 rot_max=float(rot.max()))
+
+
+PROBE = """<joint name="probe_joint" type="fixed"><parent link="{flange}"/><child link="probe"/>
+<origin xyz="{x} {y} {z}"/></joint><link name="probe"><inertial><mass value="0.2"/>
+<inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>
+<collision><geometry><sphere radius="0.02"/></geometry></collision></link></robot>"""
+
+
+def press_setup(xml, q_start, flange, offset, mesh_paths, directory, drop=0.02):
+    """
+    Write the arm with a probe on ``flange`` and a table under it; return (urdf, world, model).
+
+    The probe: a 0.2 kg link with a 2 cm sphere at ``offset`` (m, in the flange's frame) on a
+    fixed joint ``probe_joint`` (where the simulated force/torque sensor sits). The table: a
+    0.5 m box whose top is ``drop`` under the probe at ``q_start``, reaching 0.35 m along +x.
+    """
+    from ..dynamics import RobotModel
+    from ..dynamics.energy import body_poses
+    from ..simulation.geometry import arm_geometry
+    x, y, z = offset
+    xml = xml.replace('</robot>', PROBE.format(flange=flange, x=x, y=y, z=z))
+    model = RobotModel.from_urdf(xml)
+    geometry = arm_geometry(model, xml, mesh_paths)
+    poses = body_poses(model, np.asarray(q_start, float))
+    probe = geometry.links.index('probe')
+    (b, c, r), = [(b, c, r) for b, c, r, k in zip(geometry.body, geometry.points, geometry.radius,
+                                                  geometry.link) if k == probe]
+    low = poses[b][0] @ c + poses[b][1] - [0.0, 0.0, r]
+    urdf = os.path.join(directory, 'arm_with_probe.urdf')
+    with open(urdf, 'w', encoding='utf-8') as f:
+        f.write(xml)
+    world = os.path.join(directory, 'table.yaml')
+    with open(world, 'w', encoding='utf-8') as f:
+        f.write('# closed-loop-demo --press: a table under the probe\n'
+                f'shapes: [{{name: table, type: box, size: [0.5, 0.5, 0.1], '
+                f'xyz: [{low[0] + 0.1}, {low[1]}, {low[2] - drop - 0.05}]}}]\n')
+    return urdf, world, model
+
+
+def run_press(urdf_path, q_start, *, flange, offset=(0.0, 0.0, 0.06), mesh_paths=(),
+              force=10.0, distance=0.2, speed=0.05, source='sensor', armature=0.1,
+              friction_compensation=1.0, log_dir=None, timeout=120.0):
+    """
+    Press a probe on a table with ``force`` N, slide it ``distance`` m along x; return a record.
+
+    In lockstep (simulated time, the same run whatever the load). The arm gets a probe on
+    ``flange`` (``press_setup``), the simulator a table 2 cm under it and a force/torque sensor
+    at the probe's joint; the controller runs cartesian_impedance on the probe with root z
+    force-controlled from ``source`` (sensor or observer). At rest the sensor is zeroed, then
+    ~/target_wrench asks ``force`` N down; after 2 s the target pose slides along x at
+    ``speed`` (reached and left in 0.5 s), then rests. Records the table's force (~/contacts),
+    the observer's external wrench (~/external_wrench) and the probe's position against
+    simulated time.
+    """
+    os.environ.update(_env())
+    from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
+    from robot_dynamics_msgs.msg import Contacts
+    from rosgraph_msgs.msg import Clock
+    from std_srvs.srv import Trigger
+
+    from .common import seconds
+
+    log_dir = log_dir or tempfile.mkdtemp(prefix='closed-loop-demo-')
+    with open(urdf_path, encoding='utf-8') as f:
+        xml = f.read()
+    urdf, world, model = press_setup(xml, q_start, flange, offset, list(mesh_paths), log_dir)
+    arm = f'[{float(armature)}]'
+    sim_params = {'armature': arm, 'lockstep': 'true', 'world_file': world,
+                  'ft_sensor.joint': 'probe_joint'}
+    if mesh_paths:
+        sim_params['mesh_package_paths'] = '[' + ', '.join(mesh_paths) + ']'
+    ctrl_params = {'mode': 'cartesian_impedance', 'armature': arm, 'task.frame': 'probe',
+                   'task.force_axes': '[0, 0, 1, 0, 0, 0]', 'force.source': source,
+                   'friction_compensation': float(friction_compensation),
+                   'use_sim_time': 'true'}
+    loop = _Loop(urdf, q_start, sim_params, ctrl_params, log_dir)
+    node, spin_for = loop.node, loop.spin_for
+    sim_time, contacts, readings, poses = [0.0], [], [], []
+    node.create_subscription(Clock, '/clock',
+                             lambda m: sim_time.__setitem__(0, seconds(m.clock)), 10)
+
+    def on_contacts(m):
+        contacts.append((seconds(m.header.stamp), sum(
+            f.z for f, shape in zip(m.force, m.shape) if shape == 'table')))
+
+    def on_estimate(m):
+        w = m.wrench
+        readings.append((seconds(m.header.stamp), [w.force.x, w.force.y, w.force.z]))
+
+    def on_pose(m):
+        p = m.pose.position
+        poses.append((seconds(m.header.stamp), [p.x, p.y, p.z]))
+    ctrl = '/inverse_dynamics_controller'
+    node.create_subscription(Contacts, '/dynamics_simulator/contacts', on_contacts, 100)
+    node.create_subscription(WrenchStamped, f'{ctrl}/external_wrench', on_estimate, 100)
+    node.create_subscription(PoseStamped, f'{ctrl}/current_pose', on_pose, 100)
+    wrench_pub = node.create_publisher(WrenchStamped, f'{ctrl}/target_wrench', 10)
+    twist_pub = node.create_publisher(TwistStamped, f'{ctrl}/target_twist', 10)
+    pose_pub = node.create_publisher(PoseStamped, f'{ctrl}/target_pose', 10)
+    zero = node.create_client(Trigger, f'{ctrl}/zero_ft_sensor')
+    try:
+        if not spin_for(timeout, lambda: len(poses) > 200 and sim_time[0] > 0.5
+                        and wrench_pub.get_subscription_count()):
+            raise RuntimeError('the loop did not start (no ~/current_pose from the controller); '
+                               'logs in ' + log_dir)
+        if not zero.wait_for_service(timeout_sec=10.0):
+            raise RuntimeError('feedforward_node has no ~/zero_ft_sensor; logs in ' + log_dir)
+        future = zero.call_async(Trigger.Request())
+        spin_for(10.0, future.done)
+        zeroed = future.result().message if future.done() else 'no answer'
+        t0 = sim_time[0]
+        target = WrenchStamped()
+        target.wrench.force.z = -float(force)
+        cruise = (distance - speed * 0.5) / speed
+        total = 2.0 + 1.0 + cruise + 2.0
+        twist, pose = TwistStamped(), PoseStamped()
+        from ..dynamics import frame_placement
+        from ..dynamics.frames import quaternion
+        T = frame_placement(model, np.asarray(q_start, float), 'probe')
+        o = pose.pose.orientation
+        o.x, o.y, o.z, o.w = map(float, quaternion(T))
+        x0 = poses[-1][1]
+
+        def moved(s):
+            """Return the target's travel s seconds into the slide: 0.5 s ramps, cruise (m)."""
+            up = min(max(s, 0.0), 0.5)
+            x = speed * up * up
+            x += speed * min(max(s - 0.5, 0.0), cruise)
+            down = min(max(s - 0.5 - cruise, 0.0), 0.5)
+            return x + speed * (down - down * down)
+        deadline = time.monotonic() + timeout + 20 * total
+        next_send = t0
+        while sim_time[0] - t0 < total:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f'the run took over {timeout:g} s; logs in {log_dir}')
+            t = sim_time[0] - t0
+            if sim_time[0] >= next_send:
+                wrench_pub.publish(target)
+                s = t - 2.0                 # the slide starts 2 s after the press
+                v = speed * min(1.0, max(0.0, s / 0.5), max(0.0, (1.0 + cruise - s) / 0.5))
+                if s >= 0.0:
+                    twist.twist.linear.x = float(v)
+                    p = pose.pose.position
+                    p.x, p.y, p.z = x0[0] + moved(s), x0[1], x0[2]
+                    pose_pub.publish(pose)
+                    twist_pub.publish(twist)
+                next_send = max(next_send + 0.01, sim_time[0])
+            spin_for(0.001, period=0.001)
+    finally:
+        loop.close()
+    c = np.array([r for r in contacts if r[0] >= t0]).reshape(-1, 2)
+    p = np.array([[r[0]] + r[1] for r in poses if r[0] >= t0]).reshape(-1, 4)
+    w = np.array([[r[0]] + r[1] for r in readings if r[0] >= t0]).reshape(-1, 4)
+    if len(c) < 100:
+        raise RuntimeError(f'too few contact records ({len(c)}); logs in {log_dir}')
+    c[:, 0] -= t0
+    p[:, 0] -= t0
+    w[:, 0] -= t0
+    sliding = (c[:, 0] >= 2.0) & (c[:, 0] <= 3.0 + cruise)
+    settled = (c[:, 0] >= 1.0) & (c[:, 0] < 2.0)
+    return dict(model=model, force=force, source=source, speed=speed, distance=distance,
+                t=c[:, 0], table=c[:, 1], pose_t=p[:, 0], pose=p[:, 1:], estimate_t=w[:, 0],
+                estimate=w[:, 1:], zeroed=zeroed, log_dir=log_dir,
+                steady=float(c[settled, 1].mean()) if settled.any() else float('nan'),
+                slide=(float(c[sliding, 1].min()), float(c[sliding, 1].max()))
+                if sliding.any() else (float('nan'), float('nan')))
 
 
 def run(urdf_path, q_start, q_goal, duration, *, mode='computed_torque', kp=400.0, kd=40.0,

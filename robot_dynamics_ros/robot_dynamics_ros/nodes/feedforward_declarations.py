@@ -139,7 +139,7 @@ PARAMETERS = {
     'task.force_axes': ('float[]', [float(a) for a in FORCE_DEFAULTS['axes']],
                         'six 0/1: the axes (x y z, about x y z; root axes at the task frame) '
                         'whose force is regulated to ~/target_wrench instead of their pose '
-                        '(docs: concepts/force_control); all 0: none', False),
+                        '(docs: tutorials/force_control); all 0: none', False),
     'force.source': (str, FORCE_DEFAULTS['source'],
                      'what the force axes measure: sensor (a WrenchStamped on force.topic, the '
                      'tool\'s weight taken out) or observer (the momentum observer\'s estimate, '

@@ -22,6 +22,8 @@ The run itself is ``nodes/closed_loop.py``; this module parses arguments, prints
                      [--max-rms 0.05] [--plot OUT.png]
     closed-loop-demo --task [--urdf PATH] [--start Q..] [--frame LINK] [--side 0.1]
                      [--period 8] [--mode cartesian_impedance] [--max-error 0.01] [--lockstep]
+    closed-loop-demo --press --urdf PATH --frame FLANGE [--start Q..] [--probe-offset X Y Z]
+                     [--force 10] [--source sensor] [--mesh-path DIR] [--plot OUT.png]
 
 Starts the ABA simulator and the controller as two processes (DDS on loopback, a private
 ROS_DOMAIN_ID unless one is set), waits until the loop runs, sends the quintic rest-to-rest
@@ -51,6 +53,15 @@ on a busy machine the loop's delay grows, and a stiff task loop can oscillate (o
 at 1000 N/m loses its phase margin at a sustained 20 ms). --lockstep runs it on simulated time,
 one simulator step per answer of the controller: the same result whatever the load, not in real
 time.
+
+With --press (in lockstep) the arm gets a probe (a 0.2 kg link with a 2 cm sphere at
+--probe-offset in --frame's frame, on a fixed joint where the simulated force/torque sensor
+sits), the simulator a table 2 cm under it (the description's meshes found in --mesh-path
+directories holding their packages); the controller presses --force N down with root z
+force-controlled (--source sensor or observer), after 2 s slides 0.2 m along x at 5 cm/s, and
+rests. Prints the steady force and the force while sliding, plots the table's force, the
+sensor's reading and the probe's height against time; exit status 1 when the steady force is
+off by more than 0.3 N (sensor) or 1 N (observer), or the slide leaves +-1.5 N.
 """
 import argparse
 import sys
@@ -160,6 +171,67 @@ def main_task(args, ap, urdf, model):
     if res['max'] > args.max_error:
         print(f'closed-loop-demo: FAILED: the path error reached {res["max"] * 1e3:.2f} mm > '
               f'--max-error {args.max_error * 1e3:g} mm', file=sys.stderr)
+        return 1
+    return 0
+
+
+def plot_press(res, path):
+    import matplotlib
+    matplotlib.use('Agg')
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(2, 1, figsize=(9, 6.5), sharex=True)
+    f = res['force']
+    ax[0].plot(res['t'], res['table'], label='the table\'s force on the probe (~/contacts)')
+    ax[0].plot(res['estimate_t'], res['estimate'][:, 2], alpha=0.7,
+               label='the observer\'s estimate, z (~/external_wrench)')
+    ax[0].axhline(f, color='k', ls='--', lw=0.8, label=f'asked ({f:g} N)')
+    ax[0].axvspan(2.0, 2.0 + res['distance'] / res['speed'] + 0.5, color='0.9',
+                  label='sliding 0.2 m along x at 5 cm/s')
+    ax[0].set(ylabel='N', title=f'pressing and sliding on "{res["model"].name}" '
+                                f'(force.source {res["source"]})')
+    ax[0].legend(loc='lower right', fontsize=8)
+    ax[1].plot(res['pose_t'], res['pose'][:, 0], label='probe x (m)')
+    ax[1].plot(res['pose_t'], res['pose'][:, 2], label='probe z (m)')
+    ax[1].set(xlabel='simulated time since ~/target_wrench (s)', ylabel='m')
+    ax[1].legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=90)
+    plt.close(fig)
+
+
+def main_press(args, ap, urdf, model):
+    from ..nodes.closed_loop import run_press
+    if args.urdf is None or not args.frame:
+        ap.error('--press needs --urdf (an arm with <collision> geometry) and --frame (the '
+                 'flange the probe goes on)')
+    if args.frame not in model.frames:
+        ap.error(f'--frame {args.frame} is not a link of {model.name}')
+    start = task_start(model, args.frame)
+    if args.start is not None:
+        if len(args.start) != model.n:
+            ap.error(f'--start needs {model.n} values ({", ".join(model.joint_names)})')
+        start = np.array(args.start) * np.where(model.jtype == 0, np.pi / 180
+                                                if args.degrees else 1.0, 1.0)
+    if not args.force > 0:
+        ap.error('--force must be > 0 (N, pressing down)')
+    try:
+        res = run_press(urdf, start, flange=args.frame, offset=args.probe_offset,
+                        mesh_paths=args.mesh_path, force=args.force, source=args.source,
+                        friction_compensation=args.friction_compensation)
+    except RuntimeError as e:
+        print(f'closed-loop-demo: {e}', file=sys.stderr)
+        return 1
+    band = 0.3 if args.source == 'sensor' else 1.0
+    lo, hi = res['slide']
+    print(f'pressing {args.force:g} N on a table with "{model.name}"\'s probe (force.source '
+          f'{args.source}): steady {res["steady"]:.3f} N (1-2 s after asking); sliding 0.2 m at '
+          f'5 cm/s: {lo:.2f} to {hi:.2f} N; sensor zeroed: {res["zeroed"]}')
+    plot_press(res, args.plot)
+    print(f'\nplot: {args.plot}   (node logs: {res["log_dir"]})')
+    if not (abs(res['steady'] - args.force) <= band and args.force - 1.5 <= lo
+            and hi <= args.force + 1.5):
+        print(f'closed-loop-demo: FAILED: the steady force is off by more than {band} N or the '
+              f'slide left +-1.5 N', file=sys.stderr)
         return 1
     return 0
 
@@ -283,7 +355,17 @@ def parser():
                              'operational_space'])
     ap.add_argument('--task', action='store_true',
                     help='task-space: the task frame round a square (see above)')
-    ap.add_argument('--frame', help='--task: the task frame (default: the controller\'s)')
+    ap.add_argument('--frame', help='--task: the task frame (default: the controller\'s); '
+                                    '--press: the flange the probe goes on')
+    ap.add_argument('--press', action='store_true',
+                    help='press a probe on a simulated table with force control and slide it')
+    ap.add_argument('--probe-offset', type=float, nargs=3, default=[0.0, 0.0, 0.06],
+                    metavar=('X', 'Y', 'Z'), help='--press: the probe in --frame\'s frame (m)')
+    ap.add_argument('--force', type=float, default=10.0, help='--press: N, pressing down')
+    ap.add_argument('--source', default='sensor', choices=['sensor', 'observer'],
+                    help='--press: force.source')
+    ap.add_argument('--mesh-path', action='append', default=[], metavar='DIR',
+                    help='--press: a directory holding the packages the meshes name')
     ap.add_argument('--side', type=float, default=0.1, help='--task: the square\'s side (m)')
     ap.add_argument('--period', type=float, default=8.0, help='--task: seconds per lap')
     ap.add_argument('--max-error', type=float, default=0.01, metavar='M',
@@ -314,6 +396,8 @@ def main(argv=None):
     except ValueError as e:
         print(f'closed-loop-demo: {e}', file=sys.stderr)
         return 1
+    if args.press:
+        return main_press(args, ap, urdf, model)
     if args.task or args.mode in ('cartesian_impedance', 'operational_space'):
         return main_task(args, ap, urdf, model)
     to_si = np.where(model.jtype == 0, np.pi / 180 if args.degrees else 1.0, 1.0)
