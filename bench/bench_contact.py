@@ -64,7 +64,7 @@ from robot_dynamics_ros.simulation.geometry import arm_geometry
 from robot_dynamics_ros.simulation.world import World
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import erd_urdf, read_urdf  # noqa: E402
+from benchlib import Log, erd_urdf, read_urdf  # noqa: E402
 
 MESHES = [os.path.dirname(os.path.dirname(os.path.dirname(erd_urdf('x'))))]  # package:// dirs
 
@@ -93,24 +93,6 @@ FORCE = 10.0
 BAND = {'sensor': 0.3, 'observer': 1.0}
 ASKED = dict(settle=1.0, slide=1.5, speed=1.01, rest_speed=1e-3, depth=1e-3, energy=0.0,
              balance=0.02)
-
-
-class Log:
-    """ControlLoop's log: keeps the lines."""
-
-    def __init__(self):
-        self.lines = []
-
-    def warning(self, key, message, period=0.0):
-        self.lines.append(message)
-
-    info = warning
-
-    def error(self, message):
-        self.lines.append(message)
-
-    def once(self, key, message, level='warning'):
-        self.lines.append(message)
 
 
 def arm_with_probe(arm):

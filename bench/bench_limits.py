@@ -60,7 +60,7 @@ from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
 from robot_dynamics_ros.simulation import Simulator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import read_urdf  # noqa: E402
+from benchlib import Log, read_urdf  # noqa: E402
 
 # arm: (URDF under example-robot-data's robots/, start pose, the joint pushed towards its stop)
 ARMS = {
@@ -81,24 +81,6 @@ ARMATURE = {'panda': [0.1], 'talos_arm': [0.1], 'kinova': [0.1]}
 PUSH = 30.0             # N, hand guiding
 TOOL_SPEED = 0.25       # m/s, in the workspace scenarios
 ASKED = dict(margin=0.0, speed=1.02, wall=5.0, tool=1.05, rate=1.0 + 1e-9)
-
-
-class Log:
-    """ControlLoop's log: keeps the limit lines."""
-
-    def __init__(self):
-        self.lines = []
-
-    def warning(self, key, message, period=0.0):
-        self.lines.append(message)
-
-    info = warning
-
-    def error(self, message):
-        self.lines.append(message)
-
-    def once(self, key, message, level='warning'):
-        self.lines.append(message)
 
 
 class Rig:

@@ -39,6 +39,24 @@ def read_urdf(rel):
         return f.read()
 
 
+class Log:
+    """ControlLoop's log for the in-process benchmarks: keeps the lines."""
+
+    def __init__(self):
+        self.lines = []
+
+    def warning(self, key, message, period=0.0):
+        self.lines.append(message)
+
+    info = warning
+
+    def error(self, message):
+        self.lines.append(message)
+
+    def once(self, key, message, level='warning'):
+        self.lines.append(message)
+
+
 def local_ros(arm):
     """
     Keep DDS on this machine, on a domain of this run's own; return the URDF path ``arm`` names.

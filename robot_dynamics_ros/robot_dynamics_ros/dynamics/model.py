@@ -123,6 +123,16 @@ def _origin(element):
     return _rpy_matrix([float(v) for v in rpy]), np.array([float(v) for v in xyz])
 
 
+def xml_origin(parent):
+    """(xyz, R) of the <origin> of an ElementTree element (identity when absent)."""
+    origin = parent.find('origin') if parent is not None else None
+    xyz = np.array([float(v) for v in ((origin.get('xyz') if origin is not None else None)
+                                       or '0 0 0').split()])
+    rpy = [float(v) for v in ((origin.get('rpy') if origin is not None else None)
+                              or '0 0 0').split()]
+    return xyz, _rpy_matrix(rpy)
+
+
 def _finite(value, what):
     v = np.asarray(value, dtype=float)
     if not np.all(np.isfinite(v)):

@@ -31,7 +31,7 @@ import xml.etree.ElementTree as ET
 import numpy as np
 
 from .energy import _joint_E
-from .model import _rpy_matrix, mcI, plux
+from .model import mcI, plux, xml_origin
 
 
 def _crm(v):
@@ -43,15 +43,6 @@ def _crm(v):
     out[3:, :3] = U
     out[3:, 3:] = W
     return out
-
-
-def _origin(element):
-    origin = element.find('origin') if element is not None else None
-    xyz = np.array([float(v) for v in ((origin.get('xyz') if origin is not None else None)
-                                       or '0 0 0').split()])
-    rpy = [float(v) for v in ((origin.get('rpy') if origin is not None else None)
-                              or '0 0 0').split()]
-    return xyz, _rpy_matrix(rpy)
 
 
 class ChildSide:
@@ -84,7 +75,7 @@ class ChildSide:
                 continue
             b, Xl = model.link_frame(name)
             m = float(inertial.find('mass').get('value'))
-            xyz, R = _origin(inertial)
+            xyz, R = xml_origin(inertial)
             i = inertial.find('inertia')
             Ic = np.array([[float(i.get(a, 0)) for a in row] for row in
                            (('ixx', 'ixy', 'ixz'), ('ixy', 'iyy', 'iyz'), ('ixz', 'iyz', 'izz'))])

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .world import rpy_matrix
+from ..dynamics.model import xml_origin
 
 MESH_POINTS = 48
 CYLINDER_POINTS = 16
@@ -175,12 +175,7 @@ def arm_geometry(model, xml, package_dirs=()):
             if got is None:
                 continue
             pts, r = got
-            origin = collision.find('origin')
-            xyz = np.array([float(v) for v in ((origin.get('xyz') if origin is not None
-                                                else None) or '0 0 0').split()])
-            rpy = [float(v) for v in ((origin.get('rpy') if origin is not None else None)
-                                      or '0 0 0').split()]
-            Ro = rpy_matrix(rpy)
+            xyz, Ro = xml_origin(collision)
             in_body = (pts @ Ro.T + xyz) @ R.T + p
             if name not in links:
                 links.append(name)

@@ -42,19 +42,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..dynamics.model import _rpy_matrix
+
 CONTACT_DEFAULTS = {'stiffness': 2.0e5, 'damping_ratio': 1.0, 'friction': 0.5}
 SHAPE_TYPES = ('box', 'plane')
 _SHAPE_KEYS = {'box': {'name', 'type', 'size', 'xyz', 'rpy', 'friction'},
                'plane': {'name', 'type', 'xyz', 'normal', 'friction'}}
-
-
-def rpy_matrix(rpy):
-    """Rotation of a URDF <origin rpy>: Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = rpy
-    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
-    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-                     [-sp, cp * sr, cp * cr]])
 
 
 @dataclass(frozen=True)
@@ -191,7 +184,7 @@ def _shape(entry, k, source):
         size = _vector(entry['size'], 3, f'{where}: size')
         if np.any(size <= 0):
             raise ValueError(f'{where}: size must be > 0 along each axis, got {size.tolist()}')
-        R = rpy_matrix(_vector(entry.get('rpy', [0.0, 0.0, 0.0]), 3, f'{where}: rpy'))
+        R = _rpy_matrix(_vector(entry.get('rpy', [0.0, 0.0, 0.0]), 3, f'{where}: rpy'))
         return Shape(name, kind, R, xyz, size / 2, friction)
     normal = _vector(entry.get('normal', [0.0, 0.0, 1.0]), 3, f'{where}: normal')
     norm = np.linalg.norm(normal)
