@@ -201,10 +201,10 @@ def test_the_press_demo_presses_and_slides(tmp_path):
         rclpy.init()
     assert abs(res['steady'] - 10.0) <= 0.3, res['steady']
     # the slide's targets stream at 100 Hz of the simulated time this process sees: beside a
-    # busy core the lockstep simulation outruns it, the targets come in coarser steps and the
-    # force while sliding is noisier (fresh-clone CI: 5.7 to 17.5 N; 9.3 to 10.5 N idle); the
-    # force while sliding is held in process by test_force_control, here only that it slides
+    # busy core the lockstep simulation outruns it and they come in coarser steps, which the
+    # controller bridges by carrying the last pose on with the twist (before it did, fresh-clone
+    # CI read 0.0 to 18.2 N; now 9.73 to 10.30 N beside one or two busy cores)
     lo, hi = res['slide']
-    assert lo > 0.0, (lo, hi)
+    assert 8.5 <= lo and hi <= 11.5, (lo, hi)
     assert res['pose'][-1, 0] - res['pose'][0, 0] == pytest.approx(0.2, abs=0.01)
     assert '0.2 kg below probe' in res['zeroed']

@@ -50,6 +50,7 @@ JOINT_MODES = MODES[:3]
 STIFFNESS_RAMP = 0.5     # s over which a change of task.stiffness takes effect (no torque jump)
 MAX_RATE_STEP = 0.01     # s: the torque-rate limit allows at most this long a step after a gap
 TWIST_GAP = 0.1          # s: successive target twists further apart give no target acceleration
+EXTRAPOLATION = 0.5      # s: the longest a target pose is carried on by the target twist
 # what task= takes, with the defaults (the node's parameters task.* and nullspace.*)
 TASK_DEFAULTS = dict(frame='', stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0),
                      damping_ratio=(1.0,), min_damping=(0.0,), max_error=(0.05, 0.3),
@@ -202,7 +203,7 @@ class Controller:
         self.law = None               # the TaskSpaceLaw of self.model, built on first use
         self._law_posture = None      # the posture the law has
         self._law_target = None       # the target the law has (its last field: changed since)
-        self.task_target = None       # [p, R, twist, acceleration, wrench, twist time]
+        self.task_target = None       # [p, R, twist, acceleration, wrench, twist time, ...]
         self.posture = None           # the nullspace posture in use (commanded joints)
         self.stiffness = None         # [from, to, since]: task stiffness, ramping
         self.last_command = None      # (efforts, time) of the last command, for the rate limit
@@ -355,7 +356,9 @@ class Controller:
         Set the target pose: position (m) and orientation as a quaternion (x, y, z, w).
 
         The quaternion is normalised; a zero or non-finite one is refused (ValueError), as is a
-        non-finite position. The target twist and wrench are kept.
+        non-finite position. The target twist and wrench are kept. Until the next pose the target
+        moves on with the target twist (for at most EXTRAPOLATION s of state time), so a pose and
+        twist stream gives a smooth reference whatever its rate or jitter.
         """
         p = np.asarray(position, dtype=float)
         x, y, z, w = np.asarray(quaternion, dtype=float)
@@ -371,6 +374,7 @@ class Controller:
                       [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
         target = self._target()
         target[0], target[1], target[6] = p, R, True
+        target[7] = None if self.last_command is None else self.last_command[1]
         return norm
 
     def set_task_twist(self, twist, now):
@@ -393,7 +397,13 @@ class Controller:
 
     def hold_task_target(self):
         """Hold the target where it is: no target velocity or acceleration (a stream stopped)."""
-        if self.task_target is not None:
+        target = self.task_target
+        if target is not None:
+            if target[7] is not None and self._law_target is target and self.law is not None:
+                # where the twist had carried it, not back to the last pose
+                target[0], target[1] = (self.law.target_position.copy(),
+                                        self.law.target_rotation.copy())
+            target[7] = None
             self.task_target[2], self.task_target[3] = np.zeros(6), np.zeros(6)
             self.task_target[5], self.task_target[6] = None, True
 
@@ -402,12 +412,12 @@ class Controller:
         Return the task target, first set to the frame's current pose (activation).
 
         [position, rotation, twist, acceleration, wrench, time of the twist, changed since the
-        law took it].
+        law took it, state time of the pose (None: not carried on by the twist)].
         """
         if self.task_target is None:
             T = self.task_pose()
             self.task_target = [T[:3, 3].copy(), T[:3, :3].copy(), np.zeros(6), np.zeros(6),
-                                np.zeros(6), None, True]
+                                np.zeros(6), None, True, None]
         return self.task_target
 
     def _stiffness_at(self, now):
@@ -455,9 +465,27 @@ class Controller:
                 self.limit_layer.shape_target(law.target_position, law.target_twist,
                                               law.target_acceleration)
             self._law_target, target[6] = target, False
+        if target[7] is not None and target[5] is not None:
+            self._carry_on(law, target, now)
         if self.force.active:
             self._force_axes(law, q, now, target)
         return law.torques(q, qd).copy()
+
+    def _carry_on(self, law, target, now):
+        """Move the law's target pose on from the last target pose by the target twist."""
+        tau = min(max(now - target[7], 0.0), EXTRAPOLATION)
+        v, w = target[2][:3], target[2][3:]
+        law.target_position[:] = target[0] + v * tau
+        angle = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * tau
+        if angle > 1e-12:
+            # exp([w] tau) R (Rodrigues), the rotation carried on about the root axes
+            k = w * (tau / angle)
+            K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+            law.target_rotation[:] = (np.eye(3) + math.sin(angle) * K
+                                      + (1.0 - math.cos(angle)) * (K @ K)) @ target[1]
+        if self.limit_layer.frame == self.task['frame']:
+            self.limit_layer.shape_target(law.target_position, law.target_twist,
+                                          law.target_acceleration)
 
     def _force_axes(self, law, q, now, target):
         """
