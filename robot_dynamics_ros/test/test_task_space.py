@@ -394,6 +394,12 @@ def test_the_target_pose_moves_on_with_the_target_twist_between_poses():
     c.command(q, zero, 0.0, None, 3.0)
     assert np.allclose(c.law.target_position, p0 + v * 0.05, atol=1e-12)
     assert np.allclose(c.law.target_twist, 0.0)
+    # a twist long after the last pose does not move the target either
+    c.set_task_pose(p0, quaternion(T))
+    c.command(q, zero, 0.0, None, 5.0)
+    c.set_task_twist(np.concatenate([v, w]), 5.0)
+    c.command(q, zero, 0.0, None, 5.2)
+    assert np.allclose(c.law.target_position, p0, atol=1e-12)
 
 
 @pytest.mark.parametrize('name', ['ur5', 'panda'])

@@ -374,7 +374,9 @@ class Controller:
                       [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
         target = self._target()
         target[0], target[1], target[6] = p, R, True
+        # carried on by the twist from the state time it came at (see _carry_on)
         target[7] = None if self.last_command is None else self.last_command[1]
+        target[8] = [target[7], np.zeros(3), np.eye(3)]
         return norm
 
     def set_task_twist(self, twist, now):
@@ -412,12 +414,13 @@ class Controller:
         Return the task target, first set to the frame's current pose (activation).
 
         [position, rotation, twist, acceleration, wrench, time of the twist, changed since the
-        law took it, state time of the pose (None: not carried on by the twist)].
+        law took it, state time of the pose (None: not carried on by the twist), [time carried
+        to, the position and rotation carried on since the pose]].
         """
         if self.task_target is None:
             T = self.task_pose()
             self.task_target = [T[:3, 3].copy(), T[:3, :3].copy(), np.zeros(6), np.zeros(6),
-                                np.zeros(6), None, True, None]
+                                np.zeros(6), None, True, None, None]
         return self.task_target
 
     def _stiffness_at(self, now):
@@ -465,24 +468,35 @@ class Controller:
                 self.limit_layer.shape_target(law.target_position, law.target_twist,
                                               law.target_acceleration)
             self._law_target, target[6] = target, False
-        if target[7] is not None and target[5] is not None:
+        if target[7] is not None:
             self._carry_on(law, target, now)
         if self.force.active:
             self._force_axes(law, q, now, target)
         return law.torques(q, qd).copy()
 
     def _carry_on(self, law, target, now):
-        """Move the law's target pose on from the last target pose by the target twist."""
-        tau = min(max(now - target[7], 0.0), EXTRAPOLATION)
-        v, w = target[2][:3], target[2][3:]
-        law.target_position[:] = target[0] + v * tau
-        angle = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * tau
-        if angle > 1e-12:
-            # exp([w] tau) R (Rodrigues), the rotation carried on about the root axes
-            k = w * (tau / angle)
-            K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-            law.target_rotation[:] = (np.eye(3) + math.sin(angle) * K
-                                      + (1.0 - math.cos(angle)) * (K @ K)) @ target[1]
+        """
+        Move the law's target pose on from the last target pose by the target twist.
+
+        The twist is integrated over the state time since the pose, up to EXTRAPOLATION s after
+        it: a twist that comes later (a twist without a pose stream) does not move the target.
+        """
+        carried = target[8]
+        t0, t1 = max(carried[0], target[7]), min(now, target[7] + EXTRAPOLATION)
+        if t1 > t0:
+            dt = t1 - t0
+            v, w = target[2][:3], target[2][3:]
+            carried[1] += v * dt
+            angle = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * dt
+            if angle > 1e-12:
+                # exp([w] dt) (Rodrigues): the rotation carried on about the root axes
+                k = w * (dt / angle)
+                K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
+                carried[2] = (np.eye(3) + math.sin(angle) * K
+                              + (1.0 - math.cos(angle)) * (K @ K)) @ carried[2]
+        carried[0] = max(carried[0], now)
+        law.target_position[:] = target[0] + carried[1]
+        law.target_rotation[:] = carried[2] @ target[1]
         if self.limit_layer.frame == self.task['frame']:
             self.limit_layer.shape_target(law.target_position, law.target_twist,
                                           law.target_acceleration)
