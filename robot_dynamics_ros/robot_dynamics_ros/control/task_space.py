@@ -361,6 +361,7 @@ class TaskSpaceLaw:
         # views of P and X for a control loop's updates (no checks: set_* check)
         lay = self._layout
         self.stiffness = self.P[lay['K']:lay['K'] + 6]
+        self.min_damping = self.P[lay['D_min']:lay['D_min'] + 6]
         self.posture = self.P[lay['posture']:lay['posture'] + k]
         self.target_position, self.target_rotation = self.X[X_P:X_P + 3], \
             self.X[X_R:X_R + 9].reshape(3, 3)
