@@ -504,22 +504,29 @@ class Controller:
         The twist is integrated over the state time since the pose, up to EXTRAPOLATION s after
         it: a twist that comes later (a twist without a pose stream) does not move the target.
         """
-        carried = target[8]
-        t0, t1 = max(carried[0], target[7]), min(now, target[7] + EXTRAPOLATION)
-        if t1 > t0:
-            dt = t1 - t0
-            v, w = target[2][:3], target[2][3:]
-            carried[1] += v * dt
-            angle = math.sqrt(w[0] * w[0] + w[1] * w[1] + w[2] * w[2]) * dt
-            if angle > 1e-12:
-                # exp([w] dt) (Rodrigues): the rotation carried on about the root axes
-                k = w * (dt / angle)
-                K = np.array([[0.0, -k[2], k[1]], [k[2], 0.0, -k[0]], [-k[1], k[0], 0.0]])
-                carried[2] = (np.eye(3) + math.sin(angle) * K
-                              + (1.0 - math.cos(angle)) * (K @ K)) @ carried[2]
+        carried, t_pose = target[8], target[7]
+        t0 = carried[0] if carried[0] > t_pose else t_pose
+        t1 = min(now, t_pose + EXTRAPOLATION)
         carried[0] = max(carried[0], now)
-        law.target_position[:] = target[0] + carried[1]
-        law.target_rotation[:] = carried[2] @ target[1]
+        if t1 > t0:
+            dt, tw = t1 - t0, target[2]
+            p = carried[1]
+            p[0] += tw[0] * dt
+            p[1] += tw[1] * dt
+            p[2] += tw[2] * dt
+            x, y, z = tw[3] * dt, tw[4] * dt, tw[5] * dt
+            angle = math.sqrt(x * x + y * y + z * z)
+            if angle > 1e-12:
+                # exp([w] dt) (Rodrigues), the rotation carried on about the root axes
+                x, y, z = x / angle, y / angle, z / angle
+                c, s = math.cos(angle), math.sin(angle)
+                v = 1.0 - c
+                E = np.array([[c + x * x * v, x * y * v - z * s, x * z * v + y * s],
+                              [x * y * v + z * s, c + y * y * v, y * z * v - x * s],
+                              [x * z * v - y * s, y * z * v + x * s, c + z * z * v]])
+                carried[2] = E @ carried[2]
+        np.add(target[0], carried[1], out=law.target_position)
+        np.matmul(carried[2], target[1], out=law.target_rotation)
         if self.limit_layer.frame == self.task['frame']:
             self.limit_layer.shape_target(law.target_position, law.target_twist,
                                           law.target_acceleration)
