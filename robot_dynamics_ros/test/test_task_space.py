@@ -355,10 +355,14 @@ def test_after_a_collision_reaction_a_task_mode_starts_where_the_frame_is():
     assert np.allclose(c.posture, q2)
 
 
-def test_the_target_pose_moves_on_with_the_target_twist_between_poses():
-    """A pose and twist stream at any rate: between poses the target moves on with the twist."""
+def test_the_target_pose_moves_on_with_the_target_twist():
+    """
+    The target moves with the twist over the state time; a pose resets it; a hold keeps it.
+
+    A pose and twist stream at any rate is then a smooth reference, and a twist stream alone
+    moves the target (velocity control).
+    """
     from robot_dynamics_ros.control import Controller
-    from robot_dynamics_ros.control.controller import EXTRAPOLATION
     from robot_dynamics_ros.dynamics.frames import quaternion
     model = RobotModel.from_urdf(robot_urdf('ur5'))
     c = Controller(model, mode='cartesian_impedance')
@@ -367,39 +371,32 @@ def test_the_target_pose_moves_on_with_the_target_twist_between_poses():
     zero = np.zeros(6)
     c.command(q, zero, 0.0, None, 0.0)
     T = c.task_pose()
-    # a twist alone does not move the target (no pose to carry on): a velocity feedforward
-    c.set_task_twist([0.05, 0.0, 0.0, 0.0, 0.0, 0.0], 0.0)
-    c.command(q, zero, 0.0, None, 0.3)
-    assert np.allclose(c.law.target_position, T[:3, 3], atol=1e-12)
-    # a pose, then commands without a new pose: carried on by v and w, at most EXTRAPOLATION s
     p0 = T[:3, 3] + [0.01, 0.0, 0.0]
     c.set_task_pose(p0, quaternion(T))
     v, w = np.array([0.05, -0.02, 0.01]), np.array([0.0, 0.0, 0.4])
-    c.set_task_twist(np.concatenate([v, w]), 0.31)
-    for dt in (0.001, 0.1, 0.37):
-        c.command(q, zero, 0.0, None, 0.3 + dt)
+    c.set_task_twist(np.concatenate([v, w]), 0.0)
+    c.command(q, zero, 0.0, None, 0.3)          # the first command after them: from here
+    for t in (0.301, 0.4, 1.37):
+        c.command(q, zero, 0.0, None, t)
+        dt = t - 0.3
         assert np.allclose(c.law.target_position, p0 + v * dt, atol=1e-12)
         a = 0.4 * dt
         Rz = np.array([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0],
                        [0.0, 0.0, 1.0]])
         assert np.allclose(c.law.target_rotation, Rz @ T[:3, :3], atol=1e-12)
-    c.command(q, zero, 0.0, None, 2.0)
-    assert np.allclose(c.law.target_position, p0 + v * EXTRAPOLATION, atol=1e-12)
-    # the next pose starts again from itself
+    # a new pose starts again from itself; a new twist changes the rate from then on
     c.set_task_pose(p0, quaternion(T))
+    c.command(q, zero, 0.0, None, 2.0)
     c.command(q, zero, 0.0, None, 2.05)
     assert np.allclose(c.law.target_position, p0 + v * 0.05, atol=1e-12)
+    c.set_task_twist(np.concatenate([2 * v, w]), 2.05)
+    c.command(q, zero, 0.0, None, 2.15)
+    assert np.allclose(c.law.target_position, p0 + v * 0.05 + 2 * v * 0.1, atol=1e-12)
     # a stream that stops holds where the twist had carried the target, not back at the pose
     c.hold_task_target()
     c.command(q, zero, 0.0, None, 3.0)
-    assert np.allclose(c.law.target_position, p0 + v * 0.05, atol=1e-12)
+    assert np.allclose(c.law.target_position, p0 + v * 0.25, atol=1e-12)
     assert np.allclose(c.law.target_twist, 0.0)
-    # a twist long after the last pose does not move the target either
-    c.set_task_pose(p0, quaternion(T))
-    c.command(q, zero, 0.0, None, 5.0)
-    c.set_task_twist(np.concatenate([v, w]), 5.0)
-    c.command(q, zero, 0.0, None, 5.2)
-    assert np.allclose(c.law.target_position, p0, atol=1e-12)
 
 
 @pytest.mark.parametrize('name', ['ur5', 'panda'])

@@ -50,7 +50,6 @@ JOINT_MODES = MODES[:3]
 STIFFNESS_RAMP = 0.5     # s over which a change of task.stiffness takes effect (no torque jump)
 MAX_RATE_STEP = 0.01     # s: the torque-rate limit allows at most this long a step after a gap
 TWIST_GAP = 0.1          # s: successive target twists further apart give no target acceleration
-EXTRAPOLATION = 0.5      # s: the longest a target pose is carried on by the target twist
 # what task= takes, with the defaults (the node's parameters task.* and nullspace.*)
 TASK_DEFAULTS = dict(frame='', stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0),
                      damping_ratio=(1.0,), min_damping=(0.0,), max_error=(0.05, 0.3),
@@ -356,9 +355,8 @@ class Controller:
         Set the target pose: position (m) and orientation as a quaternion (x, y, z, w).
 
         The quaternion is normalised; a zero or non-finite one is refused (ValueError), as is a
-        non-finite position. The target twist and wrench are kept. Until the next pose the target
-        moves on with the target twist (for at most EXTRAPOLATION s of state time), so a pose and
-        twist stream gives a smooth reference whatever its rate or jitter.
+        non-finite position. The target twist and wrench are kept; the target moves on from this
+        pose with the target twist (``_carry_on``).
         """
         p = np.asarray(position, dtype=float)
         x, y, z, w = np.asarray(quaternion, dtype=float)
@@ -374,9 +372,7 @@ class Controller:
                       [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
         target = self._target()
         target[0], target[1], target[6] = p, R, True
-        # carried on by the twist from the state time it came at (see _carry_on)
-        target[7] = None if self.last_command is None else self.last_command[1]
-        target[8] = [target[7], np.zeros(3), np.eye(3)]
+        target[7] = [None, np.zeros(3), np.eye(3)]     # carried on from here (_carry_on)
         return norm
 
     def set_task_twist(self, twist, now):
@@ -401,26 +397,26 @@ class Controller:
         """Hold the target where it is: no target velocity or acceleration (a stream stopped)."""
         target = self.task_target
         if target is not None:
-            if target[7] is not None and self._law_target is target and self.law is not None:
-                # where the twist had carried it, not back to the last pose
+            if target[5] is not None and self._law_target is target and self.law is not None:
+                # where the twist had carried it, not back at the last pose
                 target[0], target[1] = (self.law.target_position.copy(),
                                         self.law.target_rotation.copy())
-            target[7] = None
-            self.task_target[2], self.task_target[3] = np.zeros(6), np.zeros(6)
-            self.task_target[5], self.task_target[6] = None, True
+            target[7] = [None, np.zeros(3), np.eye(3)]
+            target[2], target[3] = np.zeros(6), np.zeros(6)
+            target[5], target[6] = None, True
 
     def _target(self):
         """
         Return the task target, first set to the frame's current pose (activation).
 
         [position, rotation, twist, acceleration, wrench, time of the twist, changed since the
-        law took it, state time of the pose (None: not carried on by the twist), [time carried
-        to, the position and rotation carried on since the pose]].
+        law took it, [state time carried to, position and rotation the twist carried it on
+        since the pose]].
         """
         if self.task_target is None:
             T = self.task_pose()
             self.task_target = [T[:3, 3].copy(), T[:3, :3].copy(), np.zeros(6), np.zeros(6),
-                                np.zeros(6), None, True, None, None]
+                                np.zeros(6), None, True, [None, np.zeros(3), np.eye(3)]]
         return self.task_target
 
     def _stiffness_at(self, now):
@@ -468,7 +464,7 @@ class Controller:
                 self.limit_layer.shape_target(law.target_position, law.target_twist,
                                               law.target_acceleration)
             self._law_target, target[6] = target, False
-        if target[7] is not None:
+        if target[5] is not None:                           # a target twist: moving on
             self._carry_on(law, target, now)
         if self.force.active:
             self._force_axes(law, q, now, target)
@@ -501,14 +497,15 @@ class Controller:
         """
         Move the law's target pose on from the last target pose by the target twist.
 
-        The twist is integrated over the state time since the pose, up to EXTRAPOLATION s after
-        it: a twist that comes later (a twist without a pose stream) does not move the target.
+        The twist is integrated over the state time (the commands' ``now``) since the pose, so a
+        pose and twist stream is a smooth reference whatever its rate or jitter, and a twist
+        stream alone moves the target (velocity control). The loop holds the target where it
+        got to once the stream is silent for task.target_timeout (``hold_task_target``).
         """
-        carried, t_pose = target[8], target[7]
-        t0 = carried[0] if carried[0] > t_pose else t_pose
-        t1 = min(now, t_pose + EXTRAPOLATION)
-        carried[0] = max(carried[0], now)
-        if t1 > t0:
+        carried = target[7]
+        t0, t1 = carried[0], now
+        carried[0] = now if t0 is None or now > t0 else t0
+        if t0 is not None and t1 > t0:
             dt, tw = t1 - t0, target[2]
             p = carried[1]
             p[0] += tw[0] * dt
@@ -552,8 +549,10 @@ class Controller:
                 # hold where the frame is now, with no force asked along the force axes
                 T = self.task_pose()
                 target[0][ax[:3]] = T[:3, 3][ax[:3]]
+                target[7][1][ax[:3]] = 0.0              # the twist's carrying, too
                 if np.any(ax[3:]):
                     target[1][:] = T[:3, :3]
+                    target[7][2] = np.eye(3)
                 target[2][ax], target[3][ax], target[4][ax] = 0.0, 0.0, 0.0
                 target[6] = True
                 fl.held = True

@@ -882,7 +882,7 @@ class ControlLoop:
                                            f'({now - self.target_time:.2f} s without '
                                            f'~/target_pose or ~/target_twist, '
                                            f'task.target_timeout {timeout} s): holding the '
-                                           f'target at its last pose', 0.0)
+                                           f'target where it got to', 0.0)
 
     def _bandwidth(self):
         """Warn when the task stiffness asks a bandwidth the loop's period cannot hold."""
