@@ -392,10 +392,22 @@ def test_the_target_pose_moves_on_with_the_target_twist():
     c.set_task_twist(np.concatenate([2 * v, w]), 2.05)
     c.command(q, zero, 0.0, None, 2.15)
     assert np.allclose(c.law.target_position, p0 + v * 0.05 + 2 * v * 0.1, atol=1e-12)
+    # a pose stamped with the time it is for (the states' clock) is carried on from then: one
+    # that arrives 0.2 s late is not behind, one for 0.1 s later is not ahead; another clock's
+    # stamp (more than STAMP_RANGE off) counts from the first command after it
+    from robot_dynamics_ros.control.controller import STAMP_RANGE
+    for stamp, late in ((1.95, 0.2), (2.25, -0.1), (2.15 - 10 * STAMP_RANGE, 0.0)):
+        c.set_task_pose(p0, quaternion(T), stamp)
+        c.command(q, zero, 0.0, None, 2.15)
+        assert np.allclose(c.law.target_position, p0 + 2 * v * late, atol=1e-12)
+    c.set_task_pose(p0 + 2 * v * 0.05, quaternion(T), 2.1)
+    c.command(q, zero, 0.0, None, 2.15)
+    c.command(q, zero, 0.0, None, 2.25)
+    assert np.allclose(c.law.target_position, p0 + 2 * v * 0.2, atol=1e-12)
     # a stream that stops holds where the twist had carried the target, not back at the pose
     c.hold_task_target()
     c.command(q, zero, 0.0, None, 3.0)
-    assert np.allclose(c.law.target_position, p0 + v * 0.25, atol=1e-12)
+    assert np.allclose(c.law.target_position, p0 + 2 * v * 0.2, atol=1e-12)
     assert np.allclose(c.law.target_twist, 0.0)
 
 

@@ -50,6 +50,7 @@ JOINT_MODES = MODES[:3]
 STIFFNESS_RAMP = 0.5     # s over which a change of task.stiffness takes effect (no torque jump)
 MAX_RATE_STEP = 0.01     # s: the torque-rate limit allows at most this long a step after a gap
 TWIST_GAP = 0.1          # s: successive target twists further apart give no target acceleration
+STAMP_RANGE = 1.0        # s: a target pose stamped further from the state's time: its arrival
 # what task= takes, with the defaults (the node's parameters task.* and nullspace.*)
 TASK_DEFAULTS = dict(frame='', stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0),
                      damping_ratio=(1.0,), min_damping=(0.0,), max_error=(0.05, 0.3),
@@ -350,13 +351,15 @@ class Controller:
         from ..dynamics import frame_placement
         return frame_placement(self.model, self.q, self.task['frame'])
 
-    def set_task_pose(self, position, quaternion):
+    def set_task_pose(self, position, quaternion, stamp=None):
         """
         Set the target pose: position (m) and orientation as a quaternion (x, y, z, w).
 
         The quaternion is normalised; a zero or non-finite one is refused (ValueError), as is a
         non-finite position. The target twist and wrench are kept; the target moves on from this
-        pose with the target twist (``_carry_on``).
+        pose with the target twist (``_carry_on``), from ``stamp`` (the time the pose is for, in
+        the states' clock; within STAMP_RANGE of the state's time, else ignored) or from the
+        first command after it.
         """
         p = np.asarray(position, dtype=float)
         x, y, z, w = np.asarray(quaternion, dtype=float)
@@ -372,7 +375,7 @@ class Controller:
                       [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
         target = self._target()
         target[0], target[1], target[6] = p, R, True
-        target[7] = [None, np.zeros(3), np.eye(3)]     # carried on from here (_carry_on)
+        target[7] = [None, np.zeros(3), np.eye(3), stamp]  # carried on from here (_carry_on)
         return norm
 
     def set_task_twist(self, twist, now):
@@ -401,7 +404,7 @@ class Controller:
                 # where the twist had carried it, not back at the last pose
                 target[0], target[1] = (self.law.target_position.copy(),
                                         self.law.target_rotation.copy())
-            target[7] = [None, np.zeros(3), np.eye(3)]
+            target[7] = [None, np.zeros(3), np.eye(3), None]
             target[2], target[3] = np.zeros(6), np.zeros(6)
             target[5], target[6] = None, True
 
@@ -416,7 +419,7 @@ class Controller:
         if self.task_target is None:
             T = self.task_pose()
             self.task_target = [T[:3, 3].copy(), T[:3, :3].copy(), np.zeros(6), np.zeros(6),
-                                np.zeros(6), None, True, [None, np.zeros(3), np.eye(3)]]
+                                np.zeros(6), None, True, [None, np.zeros(3), np.eye(3), None]]
         return self.task_target
 
     def _stiffness_at(self, now):
@@ -503,10 +506,16 @@ class Controller:
         got to once the stream is silent for task.target_timeout (``hold_task_target``).
         """
         carried = target[7]
-        t0, t1 = carried[0], now
-        carried[0] = now if t0 is None or now > t0 else t0
-        if t0 is not None and t1 > t0:
-            dt, tw = t1 - t0, target[2]
+        t0, first = carried[0], carried[0] is None
+        if first and carried[3] is not None:
+            # the first command after a stamped pose: from the time the pose is for (a stream
+            # arriving late is not stepped back and forth; one for later is behind), unless the
+            # stamp is of another clock
+            if abs(now - carried[3]) <= STAMP_RANGE:
+                t0 = carried[3]
+            carried[3] = None
+        if t0 is not None and (now > t0 or first):
+            dt, tw = now - t0, target[2]
             p = carried[1]
             p[0] += tw[0] * dt
             p[1] += tw[1] * dt
@@ -522,6 +531,8 @@ class Controller:
                               [x * y * v + z * s, c + y * y * v, y * z * v - x * s],
                               [x * z * v - y * s, y * z * v + x * s, c + z * z * v]])
                 carried[2] = E @ carried[2]
+        if first or now > carried[0]:
+            carried[0] = now
         np.add(target[0], carried[1], out=law.target_position)
         np.matmul(carried[2], target[1], out=law.target_rotation)
         if self.limit_layer.frame == self.task['frame']:

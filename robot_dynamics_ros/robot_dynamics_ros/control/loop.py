@@ -819,11 +819,15 @@ class ControlLoop:
             return False
         return True
 
-    def target_pose(self, position, orientation, now):
-        """Take a target pose (root link frame, quaternion x y z w); False when refused."""
+    def target_pose(self, position, orientation, now, stamp=None):
+        """
+        Take a target pose (root link frame, quaternion x y z w); False when refused.
+
+        ``stamp``: the time the pose is for, in the joint states' clock (its header's), or None.
+        """
         ctrl = self.ctrl
         try:
-            norm = ctrl.set_task_pose(position, orientation)
+            norm = ctrl.set_task_pose(position, orientation, stamp)
         except ValueError as e:
             self.log.warning(('target value', str(e)[:24]), f'refused ~/target_pose: {e}; '
                                                             f'keeping the previous target')

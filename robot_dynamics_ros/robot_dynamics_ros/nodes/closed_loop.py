@@ -394,6 +394,11 @@ def run_press(urdf_path, q_start, *, flange, offset=(0.0, 0.0, 0.06), mesh_paths
                     twist.twist.linear.x = float(v)
                     p = pose.pose.position
                     p.x, p.y, p.z = x0[0] + moved(s), x0[1], x0[2]
+                    # the time it is for: the controller carries it on from then, not from
+                    # when it arrives (this process lags the simulation under load)
+                    stamp = pose.header.stamp
+                    stamp.sec = int(sim_time[0])
+                    stamp.nanosec = min(int((sim_time[0] - stamp.sec) * 1e9), 999999999)
                     pose_pub.publish(pose)
                     twist_pub.publish(twist)
                 next_send = max(next_send + 0.01, sim_time[0])

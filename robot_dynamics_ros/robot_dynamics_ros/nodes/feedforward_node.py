@@ -460,7 +460,9 @@ class FeedforwardNode(Node):
     def _on_target_pose(self, msg):
         if self.loop.target_accepted('target_pose', msg.header.frame_id):
             p, o = msg.pose.position, msg.pose.orientation
-            self.loop.target_pose([p.x, p.y, p.z], [o.x, o.y, o.z, o.w], time.monotonic())
+            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            self.loop.target_pose([p.x, p.y, p.z], [o.x, o.y, o.z, o.w], time.monotonic(),
+                                  stamp if stamp > 0 else None)
 
     @_locked
     def _on_target_twist(self, msg):
