@@ -432,7 +432,7 @@ class FeedforwardNode(Node):
             if bias is not None:
                 src.bias = bias
         f, t = msg.wrench.force, msg.wrench.torque
-        stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        stamp = seconds(msg.header.stamp)
         problem = src.take([f.x, f.y, f.z, t.x, t.y, t.z],
                            stamp if stamp > 0 else time.monotonic())
         if problem:
@@ -460,7 +460,7 @@ class FeedforwardNode(Node):
     def _on_target_pose(self, msg):
         if self.loop.target_accepted('target_pose', msg.header.frame_id):
             p, o = msg.pose.position, msg.pose.orientation
-            stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            stamp = seconds(msg.header.stamp)
             self.loop.target_pose([p.x, p.y, p.z], [o.x, o.y, o.z, o.w], time.monotonic(),
                                   stamp if stamp > 0 else None)
 
