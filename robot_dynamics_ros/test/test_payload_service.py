@@ -137,7 +137,7 @@ class Rig:
         """Whether the latest ``states`` (0.2 s) joint states are under half of AT_REST."""
         return len(self.states) >= states and self.speed(states) < AT_REST / 2
 
-    def call(self, link='', amplitude=0.0, apply=False, timeout=40.0):
+    def call(self, link='', amplitude=0.0, apply=False, timeout=120.0):
         future = self.estimate.call_async(EstimatePayload.Request(link=link, amplitude=amplitude,
                                                                   apply=apply))
         assert self.wait(future.done, timeout), 'estimate_payload did not answer'
@@ -186,7 +186,7 @@ def test_the_payload_is_found_and_applied(tmp_path, arm):
         print(f'{arm}: {res.message}; hold error {before:.2e} rad before')
         assert abs(res.mass - PAYLOAD.mass) < 0.03 * PAYLOAD.mass, res.message
         assert np.abs(com - PAYLOAD.com).max() < 5e-3, res.message
-        assert took < 10.0, took
+        assert took < 60.0, took        # 28.6 s of moves, at rest and swept
         time.sleep(1.0)         # the fade into the new model (0.2 s) and the PD settling
         # back where it was called (the pose the model without the payload sagged to)
         assert np.abs(np.array(rig.states[-1].position) - rig.q0).max() < 0.05
@@ -199,22 +199,20 @@ def test_the_payload_is_found_and_applied(tmp_path, arm):
         rig.close()
 
 
-def test_on_an_arm_with_friction_each_pose_is_swept(tmp_path):
+def test_on_an_arm_with_friction_the_default_gains_do(tmp_path):
     """
-    xarm7 with its URDF's friction in the simulator and in the controller's model.
+    xarm7 with its URDF's friction in the simulator and in the controller's model (the issue's).
 
-    1 N m of Coulomb friction (and stiction) and 2-10 N m s/rad on each joint: at rest stiction
-    holds part of the load (in process the fit at rest was 8 % and centimetres off). The service
-    sweeps every commanded joint through each pose instead, forwards and backwards, with the
-    friction compensated (without, the light wrist sticks under computed torque; stiffer wrist
-    gains for the same reason): within 3 % and 5 mm.
+    1 N m of Coulomb friction (and stiction) and 2-10 N m s/rad on each joint, the controller
+    with feedforward_node's default gains (kp 100, kd 20) and no friction compensation: the
+    service moves the arm with its own gains, makes a first fit at rest and computes with it,
+    sweeps each pose forwards and backwards (again with the model's friction compensated where a
+    joint did not follow): within 3 % and 5 mm, the node's gains given back.
     """
-    rig = Rig(tmp_path, 'xarm7', 'friction', '-p', 'friction_compensation:=1.0',
-              kp='[400.0, 400.0, 400.0, 400.0, 2500.0, 2500.0, 2500.0]',
-              kd='[40.0, 40.0, 40.0, 40.0, 100.0, 100.0, 100.0]')
+    rig = Rig(tmp_path, 'xarm7', 'friction', kp='[100.0]', kd='[20.0]')
     try:
         rig.ready()
-        res = rig.call(rig.link, apply=True, timeout=120.0)
+        res = rig.call(rig.link, apply=True)
         assert res.success, res.message + rig.ctrl.log()[-2000:]
         print(f'xarm7: {res.message}')
         assert 'swept' in res.message, res.message
@@ -246,7 +244,9 @@ def test_refusals(tmp_path):
         assert not res.success and 'trajectory is running' in res.message, res.message
         time.sleep(3.5)
         # two calls at once: the second is refused while the first runs; the first is pushed
-        # off its poses (a 30 N shove on the flange during the sequence) and says so
+        # off its poses (a 30 N shove on the flange throughout the sequence: one over only its
+        # first poses at rest no longer spoils the estimate, which is made from the sweeps after)
+        # and says so
         first = rig.estimate.call_async(EstimatePayload.Request(link=rig.link))
         time.sleep(0.3)
         second = rig.call(rig.link)
@@ -254,8 +254,8 @@ def test_refusals(tmp_path):
         wrench = Wrench()
         wrench.force.x = 30.0
         assert rig.push.wait_for_service(timeout_sec=10)
-        rig.push.call_async(ApplyWrench.Request(link=rig.link, wrench=wrench, duration=3.0))
-        assert rig.wait(first.done, 40)
+        rig.push.call_async(ApplyWrench.Request(link=rig.link, wrench=wrench, duration=60.0))
+        assert rig.wait(first.done, 120)
         res = first.result()
         assert not res.success, res.message
         assert any(w in res.message for w in ('touched', 'disturbed', 'collision', 'rest')), \

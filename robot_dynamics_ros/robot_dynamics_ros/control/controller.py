@@ -308,6 +308,7 @@ class Controller:
         if old is not None:
             self.limit_layer = self._layer()
             self.limit_layer.take(old)
+            self.limit_layer.unknown_load = old.unknown_load    # this controller's, still
 
     def limit(self, tau, now, external=None, received=None):
         """
@@ -652,6 +653,7 @@ class Controller:
         self.friction_b, self.friction_fc = values
         self.friction_fo = fo
         self._friction_tmp = np.empty(m.n)
+        self._at_rest = np.zeros(m.n)
 
     def react(self, kind, q):
         """
@@ -731,6 +733,12 @@ class Controller:
         self.model = payload_model(self.base_model, payload)
         self.law = None                 # the task-space law is of the model
         self._rebuild_layer()
+
+    def swap_model(self, model):
+        """Compute with ``model`` (this arm's, e.g. with a payload on); return the one replaced."""
+        old, self.model, self.law = self.model, model, None
+        self._rebuild_layer()
+        return old
 
     # ---- inputs ----------------------------------------------------------------------------
     def update_state(self, names, positions, velocities, now):
@@ -941,8 +949,16 @@ class Controller:
             return tau - gravity_torques(m, q) if self.hardware_compensates_gravity else tau
         if des is None and self.mode != 'gravity':
             des = self.desired(t, q)
-        # friction compensation: on the desired velocity along a trajectory, else the measured
-        friction = self.friction_torque(qd if des is None else des[1])
+        # friction compensation: on the desired velocity along a trajectory; holding a pose, on
+        # none (the hold is at rest). Not on the measured one there: that is negative damping
+        # wherever the model's friction exceeds the arm's (b + fc / epsilon against M_jj kd:
+        # xarm7's URDF friction on an arm without it, holding, diverged in 9 ms). The gravity
+        # mode, which has no desired velocity, takes the measured one (hand guiding)
+        if des is not None:
+            v = des[1]
+        else:
+            v = qd if self.mode == 'gravity' else self._at_rest
+        friction = self.friction_torque(v)
         if self.friction_scale:
             self.compensated = friction
         if self.mode == 'gravity':

@@ -50,6 +50,8 @@ cause (a velocity servo with time constant ``response_time``, T below):
 - **External torques**: an estimate of them (the momentum observer's) enters each bound where
   it pushes towards the limit (never where it would loosen one), while the joint moves towards
   it: a steady push (hand guiding, a person leaning on the arm) is held off, not only damped.
+  While ``~/estimate_payload`` runs (``unknown_load``) the estimate is of a tool the model
+  lacks, and enters every bound both ways: the command may hold the tool's weight.
 - **Effort** (the effort limits) and **torque rate**: each effort changes by at most
   ``max_torque_rate`` N m/s (N/s; by default RATE_PER_EFFORT times its effort limit) from the
   previous command, whatever the mode, so that a change
@@ -227,6 +229,9 @@ class LimitLayer:
         self.names = tuple(model.joint_names[i] for i in self.cmd)
         self.last = None                # (output, its time, monotonic time) of the last command
         self.active = ()
+        # the estimate is of a load the model lacks (set by ~/estimate_payload while it runs):
+        # counted both ways, see apply
+        self.unknown_load = False
         self._J = np.empty((6, model.n))
 
     @staticmethod
@@ -377,6 +382,15 @@ class LimitLayer:
                 qdk > 0, np.maximum(a_r, 0.0), 0.0)
             a_lo = -acceleration_bound(qdk - v_lo, self.T, jerk) - np.where(
                 qdk < 0, np.minimum(a_r, 0.0), 0.0)
+        if self.unknown_load:
+            # a load the model lacks (a tool): its weight and the friction the model misses
+            # are what the estimate is, and what the command must hold or overcome; counted
+            # only where they push towards a bound, a light wrist's command is cut to what
+            # moves its model inertia (xarm7's joint7, 1.4e-4 kg m^2: 0.04 N m against a
+            # 1.5 kg tool's 0.5), and the tool hangs. So each bound is taken as what the
+            # command may add to the estimate, both ways
+            a_hi = acceleration_bound(v_hi - qdk, self.T, jerk) - a_r
+            a_lo = -acceleration_bound(qdk - v_lo, self.T, jerk) - a_r
         bound = np.zeros(len(c), dtype=bool)
         for _ in range(CORRECTIONS):
             # what moves the joints: what is beyond holding them (h) and beyond the friction

@@ -13,7 +13,7 @@
 # limitations under the License.
 
 """
-A payload's mass and centre of mass from the momentum observer at rest, at a few poses (no ROS).
+A payload's mass and centre of mass from the momentum observer, at a few poses (no ROS).
 
 At rest the observer's estimate is r = g_model(q) - g_true(q): what the model's gravity torques
 miss. A rigid payload on a link adds gravity torques linear in its mass m and first moment
@@ -28,18 +28,23 @@ wrist) turned by +-amplitude, each pose within the position limits (with a margi
 effort limits (gravity, with the model's payload); enough of them for the four unknowns to be
 determined (the rank of the stacked A), at least four.
 
-On an arm with joint friction, rest does not do: Coulomb friction (stiction) holds any part of
-the load up to its value, and the observer cannot tell that from the payload. There every
-commanded joint is swept slowly through each pose, forwards and then backwards (``sweep``): in
-motion the observer takes out the modelled friction, and what the model has wrong in it changes
-sign with the direction, so the mean of the two passes is free of it (and of a viscous term's
-error alike). ``combine`` makes one row of the fit from the two passes.
+Rest alone does not do on a real arm: Coulomb friction (stiction) holds any part of the load up
+to its value, and the observer cannot tell that from the payload; whether the model has the
+arm's friction is not known. So ``~/estimate_payload`` (nodes.payload_service) fits at rest
+first, lets the controller compute with that (``carry``), then sweeps each joint that moves the
+link slowly through each pose, forwards and then backwards (``sweep``): what the model has wrong
+about the friction changes sign with the direction, so the mean of the two passes is free of it.
+``combine`` makes one row of the fit from the two passes, its regressor rows those of the point
+mass's gravity and velocity-product torques over the windows (``pass_rows``). The service moves
+the arm with its own gains (``take_over``, ``hand_back``), and refuses where a joint did not
+follow a pass (``check_followed``), the passes differ (``check_mirrored``) or a joint ran away
+(``check_speed``).
 """
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..dynamics import gravity_torques
+from ..dynamics import crba, gravity_torques
 from ..dynamics.regressor import regressor
 from .identification import condition_number, link_parameter_map
 
@@ -57,7 +62,33 @@ MASS_RESOLUTION = 1e-3
 SWEEP = 0.1
 MIN_SWEEP = 0.03
 SWEEP_TIME = 2.0
-WINDOW = (0.3, 0.7)
+WINDOW = (0.4, 0.6)
+MOVE_TIME = 1.0                 # s per move between poses (quintic, rest to rest)
+SETTLE = 0.15                   # s after a move ends before the next (5 / K_O at 50 1/s: 0.1)
+# The service's own gains while it moves the arm (``take_over``, ``carry``). Computed torque
+# makes each joint a double integrator of natural frequency w = sqrt(kp), critically damped
+# (kd = 2 w). With the command a period T late the loop is stable up to w T = 0.4, up to 0.25 if
+# the model's inertia is twice the arm's; every joint gets w T = BANDWIDTH (as the task modes'
+# warning; SERVICE_FREQUENCY at most) unless the user's gains are stiffer. The node's default
+# (kp 100, 10 rad/s) lets a light wrist carrying an unmodelled tool sag and stick.
+SERVICE_FREQUENCY = 50.0        # rad/s
+BANDWIDTH = 0.1
+# A joint whose friction in the model would hold it more than a quarter of the sweep behind at
+# that stiffness (xarm7's wrist: 1 N m Coulomb and 2 N m s/rad on 1e-3 kg m^2) gets more, up to
+# w T = MAX_BANDWIDTH: the sweep is made in motion, a joint its friction holds spoils it.
+MAX_BANDWIDTH = 0.2
+# A joint followed a pass when it moved the same way throughout the window, each step at least
+# this share of its mean step
+FOLLOWING = 0.3
+MIRROR = 0.25           # of a joint's sweep speed: the most its two passes may differ
+CARRY_REACH = 0.3       # m: a preliminary centre of mass further from the link is not carried
+# rad/s (m/s): a joint faster than this aborts the sequence (its moves peak at 1.2): the
+# service's gains with a model far from the arm's can be unstable
+ABORT_SPEED = 2.0
+
+
+class Refusal(ValueError):
+    """The estimate cannot be made; the message says why and what to change."""
 
 
 def inner_limits(model):
@@ -67,12 +98,18 @@ def inner_limits(model):
     return lo + margin, hi - margin
 
 
-def static_regressor(model, link, Q):
-    """Return A (K, n, 4): the gravity torques of [m, h] of a payload on ``link`` at poses Q."""
+def static_regressor(model, link, Q, QD=None):
+    """
+    Return A (K, n, 4): the gravity torques of [m, h] of a payload on ``link`` at poses Q.
+
+    With velocities QD (K, n), also their velocity-product torques (centripetal, Coriolis: a
+    point mass's), which a sweep's two passes do not cancel (even in the velocity).
+    """
     body, T = link_parameter_map(model, link)       # link-frame parameters -> the body's
     Q = np.atleast_2d(np.asarray(Q, dtype=float))
     Z = np.zeros_like(Q)
-    Y = regressor(model, Q, Z, Z)[:, :, 10 * body:10 * body + 10]
+    QD = Z if QD is None else np.atleast_2d(np.asarray(QD, dtype=float))
+    Y = regressor(model, Q, QD, Z)[:, :, 10 * body:10 * body + 10]
     return Y @ T[:, :4]         # at rest the inertia's columns are zero
 
 
@@ -98,17 +135,24 @@ def is_payload(mass):
     return abs(mass) >= MASS_RESOLUTION
 
 
-def fit(model, link, Q, r, rows=None):
+def fit(model, link, Q, r, rows=None, A=None):
     """
     Fit mass and centre of mass to observer estimates r (K, n) taken at rest at poses Q (K, n).
 
-    ``rows``: the model joints whose estimates count (default all). ValueError when the poses do
-    not determine the four unknowns.
+    ``A`` (K, n, 4): the rows to fit with instead of ``static_regressor`` at Q (a sweep's: the
+    mean over its windows, ``pass_rows``).
+
+    ``rows``: the model joints whose estimates count (default all), or a (K, n) mask of the
+    estimates that count at each pose. ValueError when they do not determine the four unknowns.
     """
-    A = static_regressor(model, link, Q)
+    A = static_regressor(model, link, Q) if A is None else np.asarray(A, dtype=float)
     r = np.atleast_2d(np.asarray(r, dtype=float))
-    rows = np.arange(model.n) if rows is None else np.asarray(rows, dtype=np.int64)
-    A, b = A[:, rows].reshape(-1, 4), -r[:, rows].ravel()
+    if rows is None or np.ndim(rows) == 1:
+        mask = np.zeros(r.shape, dtype=bool)
+        mask[:, np.arange(model.n) if rows is None else np.asarray(rows, dtype=np.int64)] = True
+    else:
+        mask = np.asarray(rows, dtype=bool)
+    A, b = A[mask], -r[mask]
     cond = condition_number(A)
     if not cond < 1.0 / RANK_TOLERANCE:
         raise ValueError(f'the poses do not determine a payload on {link} (condition number '
@@ -213,13 +257,193 @@ def window_travel(d):
     return 2 * np.asarray(d, dtype=float) * (s(WINDOW[1]) - s(WINDOW[0]))
 
 
+def pass_rows(model, link, q, qd, every=10):
+    """Return the mean (n, 4) of ``static_regressor`` over a pass's window (every tenth state)."""
+    return static_regressor(model, link, q[::every], qd[::every]).mean(axis=0)
+
+
 def combine(forward, backward):
     """
-    One row of the fit from the two passes through a pose: (q, r, friction).
+    One row of the fit from the two passes through a pose: (q, r, friction, A).
 
-    ``forward``, ``backward``: (mean q, mean r) over each pass's window. q and r the means of
-    the two (what the friction model misses cancels); friction: half their difference in r,
-    the part of each that changed sign with the direction (the model's friction error).
+    ``forward``, ``backward``: (mean q, mean r, rows A) over each pass's window. q, r and A the
+    means of the two (what the friction model misses cancels); friction: half their difference
+    in r, the part of each that changed sign with the direction (the model's friction error).
     """
-    (qf, rf), (qb, rb) = forward, backward
-    return (qf + qb) / 2, (rf + rb) / 2, (rf - rb) / 2
+    (qf, rf, Af), (qb, rb, Ab) = forward[:3], backward[:3]
+    return (qf + qb) / 2, (rf + rb) / 2, (rf - rb) / 2, (Af + Ab) / 2
+
+
+def check_mirrored(model, forward, backward, chain):
+    """
+    Refusal unless each joint of ``chain`` moved as fast in one pass as in the other.
+
+    ``forward``, ``backward``: mean joint speeds (n,) over each pass's window. A viscous
+    friction the model has wrong, b qd, cancels between the passes only at the same speed: a
+    joint MIRROR faster one way than the other leaves (b_arm - b_model) times the difference
+    (z1 with twice the model's friction: 9.6 mm off, the fit's residual small).
+    """
+    chain = np.asarray(chain, dtype=np.int64)
+    f, b = np.abs(forward[chain]), np.abs(backward[chain])
+    off = np.abs(f - b) / np.maximum(np.maximum(f, b), 1e-9)
+    if off.max(initial=0.0) > MIRROR:
+        k = int(np.argmax(off))
+        raise Refusal(f'joint {model.joint_names[chain[k]]} swept at {f[k]:.3g} rad/s one way and '
+                      f'{b[k]:.3g} the other: the friction the model has wrong does not cancel '
+                      f'between passes that differ (held back one way: touched, or its friction '
+                      f'differs with the direction; or, a joint light in the model: if the URDF '
+                      f'lacks the joint\'s rotor inertia, set armature)')
+
+
+def service_gains(kp, kd, period):
+    """Return (kp, kd) for the service's moves: SERVICE_FREQUENCY's where the given are softer."""
+    w = min(SERVICE_FREQUENCY, BANDWIDTH / max(float(period), 1e-6))
+    kp, kd = np.asarray(kp, dtype=float), np.asarray(kd, dtype=float)
+    softer = kp < w * w
+    return np.where(softer, w * w, kp), np.where(softer, 2.0 * w, kd)
+
+
+def take_over(ctrl, period, chain):
+    """
+    Give the controller the service's gains, no friction compensation, the pose it is at.
+
+    No compensation: what the model has wrong about the friction cancels between a sweep's
+    passes, while a compensation of friction the arm lacks pushes a light joint off its path
+    (xarm7's wrist whirled, 1 N m against 1.4 N m/rad). The gains are the joints of ``chain``'s
+    (those that move the link; z1's gripper at kp 1e4 ran away). Return what ``hand_back``
+    restores.
+    """
+    saved = (ctrl.kp, ctrl.kd, ctrl.friction_scale, ctrl.model, float(period))
+    # held where it is: the pose it held (a finished trajectory's end) is where the node's
+    # softer gains let an unmodelled tool sag from, by up to a radian on a light wrist; the
+    # stiffer gains would snap the arm back
+    ctrl.trajectory, ctrl.hold = None, ctrl.q.copy()
+    kp, kd = service_gains(ctrl.kp, ctrl.kd, period)
+    ctrl.kp, ctrl.kd = ctrl.kp.copy(), ctrl.kd.copy()
+    chain = np.asarray(chain, dtype=np.int64)       # the others (a gripper's fingers) keep theirs
+    ctrl.kp[chain], ctrl.kd[chain] = kp[chain], kd[chain]
+    ctrl.friction_scale = 0.0
+    ctrl.limit_layer.unknown_load = True
+    return saved
+
+
+def carry(ctrl, saved, fit, Q, d):
+    """
+    Ready the controller for the sweeps: a preliminary ``fit`` on its model, friction's gains.
+
+    The fit only when a payload was found within CARRY_REACH of the link's origin whose gravity
+    torques at the poses Q are within the effort limits: a fit the friction at rest made up (z1
+    with 0.4 kg: 0.38 kg at 0.94 m) would make computed torque wrong instead of right, and a
+    model's inertia far over the arm's makes the service's gains unstable (z1 diverged). Then
+    each joint whose friction in the model (fc + b v at the sweep's peak speed) would hold it
+    more than a quarter of its sweep ``d`` behind
+    gets the kp that holds it within, up to MAX_BANDWIDTH (its smallest inertia over Q). Return
+    whether the fit was carried.
+    """
+    model = saved[3]
+    carried = False
+    if fit.found and fit.mass > 0 and np.linalg.norm(fit.com) <= CARRY_REACH:
+        loaded = model.with_payload(fit.link, fit.mass, fit.com)
+        extra = np.abs(gravity_torques(loaded, Q) - gravity_torques(model, Q))
+        if not np.any(extra[:, ctrl.cmd] > ctrl.limits):
+            ctrl.swap_model(loaded)
+            carried = True
+    inertia = np.min([np.diag(crba(ctrl.model, q)) for q in Q], axis=0)
+    speed = 1.875 * 2 * d / SWEEP_TIME                   # a quintic's peak
+    hold = ctrl.friction_fc + ctrl.friction_b * speed
+    j = ctrl.cmd[d[ctrl.cmd] > 0]
+    need = hold[j] / (inertia[j] * d[j] / 4)
+    w_max = MAX_BANDWIDTH / max(saved[4], 1e-6)
+    raise_ = need > ctrl.kp[j]
+    kp = np.minimum(need, w_max * w_max)
+    ctrl.kp[j] = np.where(raise_, np.maximum(kp, ctrl.kp[j]), ctrl.kp[j])
+    ctrl.kd[j] = np.where(raise_, 2.0 * np.sqrt(ctrl.kp[j]), ctrl.kd[j])
+    return carried
+
+
+def compensate(ctrl, chain):
+    """
+    Compensate the model's friction for a second try of the sweeps; False when it has none.
+
+    The first try compensates none: friction the model has and the arm lacks would push the
+    joints (a light one off its path; xarm7 with 0.7 kg: 1.6 % and 7.5 mm off, its passes' speeds
+    no longer alike). Where a joint did not follow it, its friction is likely the model's: the
+    gains ``carry`` gave it hold that within a quarter of the sweep, compensated or not.
+    """
+    chain = np.asarray(chain, dtype=np.int64)
+    if not (np.any(ctrl.friction_fc[chain] > 0) or np.any(ctrl.friction_b[chain] > 0)):
+        return False
+    ctrl.friction_scale = 1.0
+    return True
+
+
+def hand_back(ctrl, saved):
+    """Give the controller back what ``take_over`` saved."""
+    ctrl.kp, ctrl.kd, ctrl.friction_scale = saved[:3]
+    ctrl.limit_layer.unknown_load = False
+    if ctrl.model is not saved[3]:
+        ctrl.swap_model(saved[3])
+
+
+def followed(q, qd, d, commanded):
+    """
+    Return a mask (n,): the commanded joints that followed a pass through its window.
+
+    ``q``, ``qd`` (K, n): the positions and velocities over the window; ``d``: the sweep. A joint
+    followed when it travelled at least half its share of the window and moved the same way
+    throughout, at least FOLLOWING of its mean speed: one its friction held for a while (stuck,
+    then slipping) has a friction torque of either sign in the window, which the other pass
+    does not cancel. The others are False.
+    """
+    rows = np.asarray(commanded, dtype=np.int64)
+    out = np.zeros(q.shape[1], dtype=bool)
+    travel = (q[-1] - q[0])[rows]
+    way = np.sign(travel)
+    mean_speed = np.abs(travel) / max(len(q) - 1, 1)
+    steady = np.min(np.diff(q[:, rows], axis=0) * way, axis=0, initial=np.inf) \
+        >= FOLLOWING * mean_speed if len(q) > 1 else np.zeros(len(rows), dtype=bool)
+    out[rows] = (np.abs(travel) >= 0.5 * window_travel(d)[rows]) & steady & \
+        np.all(qd[:, rows] * way > 0, axis=0)
+    return out
+
+
+def check_followed(ctrl, q, qd, d, chain):
+    """
+    Refusal naming the first joint of ``chain`` that did not follow a pass (``followed``).
+
+    Its estimate holds a friction torque of either sign, or a push: the mean of the two passes
+    is not free of it. The message gives the stiffness the service's gains hold the joint with
+    (computed torque: its inertia in the model times kp) and what to change.
+    """
+    ok = followed(q, qd, d, chain)
+    stuck = [j for j in chain if not ok[j]]
+    if not stuck:
+        return
+    j = stuck[0]
+    travel, share = abs(q[-1, j] - q[0, j]), window_travel(d)[j]
+    M = float(crba(ctrl.model, q.mean(axis=0))[j, j])
+    fc, b = float(ctrl.friction_fc[j]), float(ctrl.friction_b[j])
+    model = ('the model has no friction for it: give it the arm\'s (the friction and damping '
+             'parameters; robot-dynamics identify finds them)' if fc == 0 and b == 0 else
+             f'the model\'s friction for it ({fc:.3g} N m Coulomb, {b:.3g} N m s/rad) is less '
+             f'than the arm\'s: give it the arm\'s (robot-dynamics identify finds them)')
+    raise Refusal(
+        f'joint {ctrl.model.joint_names[j]} did not follow a sweep steadily (it moved '
+        f'{travel:.3g} of {share:.3g} rad in the window): held back, touched, or held by its '
+        f'friction (stuck, or sticking and slipping) against the {M * ctrl.kp[j]:.3g} N m/rad '
+        f'computed torque gives it (its inertia in the model, {M:.3g} kg m^2, times the '
+        f'service\'s kp {ctrl.kp[j]:.4g}). The estimate cannot cancel a friction the joint does '
+        f'not slide through: {model}; or, if the URDF lacks the joint\'s rotor inertia, set '
+        f'armature')
+
+
+def check_speed(model, qd, commanded):
+    """Refusal when a commanded joint moves faster than ABORT_SPEED."""
+    rows = np.asarray(commanded, dtype=np.int64)
+    fast = np.abs(np.asarray(qd)[rows])
+    if fast.max(initial=0.0) > ABORT_SPEED:
+        j = int(rows[np.argmax(fast)])
+        raise Refusal(f'joint {model.joint_names[j]} moved at {fast.max():.3g} rad/s, faster than '
+                      f'the sequence ever asks ({ABORT_SPEED:g}): the service\'s gains with this '
+                      f'model were not stable on this arm (if the URDF lacks the joints\' rotor '
+                      f'inertia, set armature); stopped, the node\'s gains back')

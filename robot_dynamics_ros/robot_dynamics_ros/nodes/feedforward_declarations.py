@@ -51,8 +51,9 @@ PARAMETERS = {
     'friction_compensation': (float, 0.0, 'share (0..1) of the joint friction added to the '
                                           'output: b qd + fc tanh(qd / '
                                           'friction_velocity_epsilon) + torque_offset, on the '
-                                          'desired velocity along a trajectory, else the '
-                                          'measured one', False),
+                                          'desired velocity along a trajectory, none while '
+                                          'holding a pose, the measured one in gravity mode',
+                                          False),
     'friction_velocity_epsilon': (float, 0.01, 'velocity scale of the smooth Coulomb sign (rad/s '
                                                'or m/s)', False),
     'damping': ('float[]', [], 'viscous friction b per model joint for the compensation (one for '
@@ -267,8 +268,8 @@ INTERFACES = (
      'zero the force/torque sensor\'s bias at rest (the tool\'s weight and the payload taken '
      'out)'),
     ('services', '~/estimate_payload', 'robot_dynamics_msgs/srv/EstimatePayload',
-     'mass and centre of mass of a new tool from the observer at a few poses (swept where the '
-     'model has friction); apply sets the payload parameters'),
+     'mass and centre of mass of a new tool from the observer at a few poses, each swept '
+     'forwards and backwards; apply sets the payload parameters'),
 )
 NOTES = ('Also, per model joint once the model is known: default_positions.<joint> (float, 0.0: '
          'the position of a joint joint_states never names) and effort_limits.<joint> (float, '

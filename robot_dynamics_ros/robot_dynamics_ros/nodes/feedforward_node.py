@@ -488,7 +488,7 @@ class FeedforwardNode(Node):
             state_stamp = None
         wrench = None                   # after the command: it is not on the loop's path
         if reply.estimate:
-            self.payload_service.take(ctrl.q, loop.estimate)
+            self.payload_service.take(ctrl.q, ctrl.qd, loop.estimate)
             if reply.publish_estimate:
                 state_stamp = state_stamp or self.turn.stamp()
                 self.external_pub.publish(out.external_of(ctrl.q, ctrl.qd, loop.estimate,

@@ -15,15 +15,18 @@
 """
 ``~/estimate_payload`` of feedforward_node: "I changed the gripper", one service call.
 
-From the pose it is called at, the arm moves through a few static poses (``control.
+From the pose it is called at, the arm moves through a few poses (``control.
 payload_estimation.poses``: the wrist turned by +-amplitude, each within the limits and checked
-by the feasibility module before it moves), each move a quintic the controller itself tracks; at
-each pose, once the arm has settled, the momentum observer's estimate is averaged over a short
-window; the fit gives the mass and centre of mass on the link (on top of the configured
-payload); the arm returns to where it was. On an arm whose model has Coulomb friction on a
-commanded joint (the URDF's or the identified), where stiction would hold part of the load at
-rest, every commanded joint is instead swept slowly through each pose, forwards and backwards,
-and the estimate taken in motion (``control.payload_estimation.sweep``). With ``apply`` the
+by the feasibility module before it moves), each move a quintic the controller itself tracks,
+with the service's own gains (``pe.take_over``: the node's default kp lets a light wrist sag and
+stick). At each pose, once settled, the momentum observer's estimate is averaged over a short
+window: a first fit, which the controller then computes with. Then every commanded joint that
+moves the link is swept slowly through each pose, forwards and backwards, and the estimate taken
+in the middle of each pass (``pe.sweep``): the friction the model has wrong, whether it has too
+much or none, changes sign with the direction and drops out of the mean of the two passes,
+where at rest stiction would hold any part of the load up to its value. The fit of the swept
+estimates gives the mass and centre of mass on the link (on top of the configured payload); the
+arm returns to where it was, and the node's gains and model are given back. With ``apply`` the
 payload parameters are set and the efforts fade into the new model's (bumpless, as after a
 description change).
 
@@ -44,8 +47,7 @@ from ..control import payload_estimation as pe
 from ..dynamics.model import com_inertia, inertia_matrix, inertia_six, mcI
 
 DEFAULT_AMPLITUDE = 0.5         # rad (m)
-MOVE_TIME = 1.0                 # s per move between poses (quintic, rest to rest)
-SETTLE = 0.15                   # s after a move ends before the window (5 / K_O at 50 1/s: 0.1)
+MOVE_TIME, SETTLE = pe.MOVE_TIME, pe.SETTLE
 WINDOW = 0.25                   # s over which the observer's estimate is averaged
 AT_REST = 0.02                  # rad/s: the largest joint speed that counts as at rest
 STEADY = 0.002                  # N m: drift of the estimate over a window that counts as none
@@ -93,18 +95,18 @@ class PayloadService:
             with node.lock:
                 link, amplitude, Q, q0, d = self._plan(req)
             fit, missed = self._sequence(link, Q, q0, d)
-            self._judge(fit, swept=d is not None)
+            self._judge(fit)
             res.mass, res.residual, res.poses = fit.mass, fit.residual, fit.poses
             res.com.x, res.com.y, res.com.z = (float(x) for x in fit.com)
             found = (f'{fit.mass:.4g} kg at {np.round(fit.com, 4).tolist()} m'
                      if fit.found else
                      f'none ({fit.mass:.2g} kg, below {pe.MASS_RESOLUTION:g} kg: '
                      'no centre of mass)')
-            low, high = (0.0, 0.0) if d is None else (d[d > 0].min(), d.max())
-            swept = ('' if d is None else
-                     f', every commanded joint swept +-{low:.3g}'
+            low, high = d[d > 0].min(), d.max()
+            swept = (f', the joints moving it swept +-{low:.3g}'
                      + (f' to {high:.3g}' if high > low else '')
-                     + f' through each (friction; the model\'s missed by up to {missed:.3g} N m)')
+                     + f' rad through each (the friction the model has wrong: up to '
+                       f'{missed:.3g} N m)')
             message = (f'payload on {link}: {found} (on top of the configured payload), '
                        f'residual {fit.residual:.3g} N m over {fit.poses} poses{swept}, '
                        f'{time.monotonic() - t0:.1f} s')
@@ -132,7 +134,7 @@ class PayloadService:
         """
         Return (link, amplitude, poses, q0, d) or raise Refused (under the node's lock).
 
-        d: None (static poses), or the sweep per joint where the model has friction.
+        d: the sweep per joint (``pe.sweep``: the commanded joints that move the link).
         """
         node = self.node
         ctrl = node.ctrl
@@ -173,24 +175,19 @@ class PayloadService:
             Q = pe.poses(model, q0, link, ctrl.cmd, amplitude, effort_limits=limits)
         except ValueError as e:
             raise Refused(str(e)) from None
-        d = None
-        if np.any(ctrl.friction_fc[ctrl.cmd] > 0):
-            try:
-                d = pe.sweep(model, Q, ctrl.cmd)
-            except ValueError as e:
-                raise Refused(str(e)) from None
-        if d is None:
-            for a, b in zip(Q[:-1], list(Q[1:])):
-                self._feasible(ctrl, a, b)
-            self._feasible(ctrl, Q[-1], q0)
-        else:
-            start = q0
-            for q in Q:
-                self._feasible(ctrl, start, q - d)
-                self._feasible(ctrl, q - d, q + d, pe.SWEEP_TIME)
-                self._feasible(ctrl, q + d, q - d, pe.SWEEP_TIME)
-                start = q - d
-            self._feasible(ctrl, start, q0)
+        try:
+            d = pe.sweep(model, Q, pe.wrist_joints(model, link, ctrl.cmd))
+        except ValueError as e:
+            raise Refused(str(e)) from None
+        for a, b in zip(Q[:-1], list(Q[1:])):       # at rest through the poses
+            self._feasible(ctrl, a, b)
+        start = Q[-1]
+        for q in Q:                                 # then each swept
+            self._feasible(ctrl, start, q - d)
+            self._feasible(ctrl, q - d, q + d, pe.SWEEP_TIME)
+            self._feasible(ctrl, q + d, q - d, pe.SWEEP_TIME)
+            start = q - d
+        self._feasible(ctrl, start, q0)
         return link, amplitude, Q, q0, d
 
     @staticmethod
@@ -214,43 +211,90 @@ class PayloadService:
             raise Refused(f'a move of the sequence is beyond the limits: {result.message()}')
 
     # ---- the sequence ------------------------------------------------------------------------
-    def _sequence(self, link, Q, q0, d=None):
+    def _sequence(self, link, Q, q0, d):
         """
-        Visit the poses, collect the observer at each, return to q0; return (fit, missed).
+        Visit the poses, sweep each, return to q0; return (fit, missed).
 
-        d: sweep each pose by +-d, forwards and backwards, instead of resting at it; missed:
-        the largest friction (N m) the model missed in the passes (0 at rest).
+        With the service's gains (``pe.take_over``) throughout. First at rest at each pose: a
+        preliminary fit, which the controller then computes with (``pe.carry``: a light wrist
+        carrying an unmodelled tool follows the sweeps only then). Then each pose swept by +-d,
+        forwards and backwards; the fit from those. missed: the largest friction (N m) the
+        model missed in the passes.
         """
         node = self.node
         ctrl = node.ctrl
-        rows = ctrl.cmd.copy()
+        rows = pe.wrist_joints(ctrl.model, link, ctrl.cmd)
         model = ctrl.model
+        with node.lock:
+            saved = pe.take_over(ctrl, self._period(), rows)
         at, estimates, missed = [], [], 0.0
         try:
             for k, q in enumerate(Q):
-                if d is not None:
-                    self._go(ctrl, q - d)
-                    q_mean, r_mean, friction = pe.combine(self._sweep(ctrl, q + d, d),
-                                                          self._sweep(ctrl, q - d, d))
-                    missed = max(missed, float(np.abs(friction[rows]).max()))
+                if k:
+                    self._go(ctrl, q)
                 else:
-                    if k:
-                        self._go(ctrl, q)
-                    else:
-                        self._settle(ctrl)  # where it was called: at rest for SETTLE first
-                    q_mean, r_mean = self._collect(ctrl)
+                    self._settle(ctrl)      # where it was called: at rest for SETTLE first
+                q_mean, r_mean = self._collect(ctrl)
                 at.append(q_mean)
                 estimates.append(r_mean)
+            try:
+                first = pe.fit(model, link, np.array(at), np.array(estimates), rows)
+            except ValueError as e:
+                raise Refused(str(e)) from None
+            with node.lock:
+                self._check(ctrl)
+                pe.carry(ctrl, saved, first, Q, d)
+            try:
+                at, estimates, A, missed = self._sweeps(ctrl, link, Q, d, rows)
+            except pe.Refusal as e:
+                with node.lock:
+                    again = pe.compensate(ctrl, rows)
+                if not again:
+                    raise Refused(str(e)) from None
+                node.get_logger().info(f'estimate_payload: {e}; sweeping again with the model\'s '
+                                       f'friction compensated')
+                try:
+                    at, estimates, A, missed = self._sweeps(ctrl, link, Q, d, rows)
+                except pe.Refusal as e:
+                    raise Refused(f'{e} (also with the model\'s friction compensated)') from None
         finally:
             if node.ctrl is ctrl and ctrl.reaction is None and node.context.ok():
                 try:
                     self._go(ctrl, q0)
                 except Refused as e:
                     node.get_logger().warning(f'estimate_payload: back to the start: {e}')
+            with node.lock:
+                pe.hand_back(ctrl, saved)
         try:
-            return pe.fit(model, link, np.array(at), np.array(estimates), rows), missed
+            return pe.fit(model, link, np.array(at), np.array(estimates), rows,
+                          A=np.array(A)), missed
         except ValueError as e:
             raise Refused(str(e)) from None
+
+    def _sweeps(self, ctrl, link, Q, d, rows):
+        """
+        Sweep each pose of Q by +-d, forwards and backwards; return (q, r, A, missed).
+
+        The fit's rows (``pe.combine``) and the largest friction (N m) the model missed in the
+        passes. pe.Refusal when a joint of ``rows`` did not follow a pass.
+        """
+        at, estimates, A, missed = [], [], [], 0.0
+        for q in Q:
+            self._go(ctrl, q - d)
+            forward = self._sweep(ctrl, link, q + d, d, rows)
+            backward = self._sweep(ctrl, link, q - d, d, rows)
+            pe.check_mirrored(ctrl.model, forward[3], backward[3], rows)
+            q_mean, r_mean, friction, rows_A = pe.combine(forward, backward)
+            missed = max(missed, float(np.abs(friction[rows]).max()))
+            at.append(q_mean)
+            estimates.append(r_mean)
+            A.append(rows_A)
+        return at, estimates, A, missed
+
+    def _period(self):
+        """Return the loop's period (s): the median interval of recent states, else 1 ms."""
+        gaps = self.node.loop.gaps
+        return float(np.median(gaps)) if len(gaps) >= 5 else 1e-3
 
     def _start(self, ctrl, target, duration=MOVE_TIME):
         """Start a quintic to ``target``; return (it, its start time), node time."""
@@ -279,12 +323,12 @@ class PayloadService:
         self._wait(ctrl, there, 'the arm did not come to rest at a pose of the sequence (held '
                                 'back, or touched?)', duration + 5.0)
 
-    def _sweep(self, ctrl, target, d):
+    def _sweep(self, ctrl, link, target, d, rows):
         """
-        One slow pass to ``target``; return the mean (q, r) over its middle (pe.WINDOW).
+        One slow pass to ``target``; return the means (q, r, A, |qd|) over its middle (pe.WINDOW).
 
-        Every commanded joint must travel at least half what the quintic takes it through the
-        window, else Refused (held back, touched, or stuck).
+        Every joint of ``rows`` must follow it through the window (``pe.check_followed``), else
+        pe.Refusal (held back, touched, or held by its friction).
         """
         node = self.node
         ours, t0 = started = self._start(ctrl, target, pe.SWEEP_TIME)
@@ -306,18 +350,11 @@ class PayloadService:
         if len(samples) < 5:
             raise Refused(f'{len(samples)} observer estimates in a sweep\'s window: '
                           f'joint_states too slow, or the observer is holding its estimate')
-        q = np.array([s[0] for s in samples])
-        r = np.array([s[1] for s in samples])
-        rows = ctrl.cmd
-        travel, expected = np.abs(q[-1] - q[0])[rows], pe.window_travel(d)[rows]
-        short = np.flatnonzero(travel < 0.5 * expected)
-        if len(short):
-            i = int(rows[short[0]])
-            raise Refused(f'joint {ctrl.model.joint_names[i]} moved {travel[short[0]]:.3g} of '
-                          f'the {expected[short[0]]:.3g} it should have in a sweep: held '
-                          f'back, touched, or stuck in its friction (compensate it: '
-                          f'friction_compensation with the identified friction; or raise its kp)')
-        return q.mean(axis=0), r.mean(axis=0)
+        q, qd, r = (np.array([s[k] for s in samples]) for k in range(3))
+        pe.check_followed(ctrl, q, qd, d, rows)
+        # the rows are of the kinematics alone: the same with any of this arm's models
+        return (q.mean(axis=0), r.mean(axis=0), pe.pass_rows(ctrl.base_model, link, q, qd),
+                np.abs(qd.mean(axis=0)))
 
     def _settle(self, ctrl):
         """Wait until the arm has been at rest for SETTLE s (node time), as after a move."""
@@ -382,7 +419,7 @@ class PayloadService:
             q = np.array([s[0] for s in samples])
             if np.abs(np.diff(q, axis=0)).max(initial=0.0) > AT_REST * WINDOW:
                 raise Refused('the arm moved while it should have been at rest (touched?)')
-            r = np.array([s[1] for s in samples])
+            r = np.array([s[2] for s in samples])
             drift, allowed = _drift(r)
             if drift <= allowed:
                 return q.mean(axis=0), r.mean(axis=0)
@@ -403,14 +440,18 @@ class PayloadService:
         stale = node.loop.stale_joints(time.monotonic())
         if stale:
             raise Refused(f'joint_states of {stale} went stale during the estimate')
+        try:
+            pe.check_speed(ctrl.model, ctrl.qd, ctrl.cmd)
+        except pe.Refusal as e:
+            raise Refused(str(e)) from None
 
-    def take(self, q, r):
+    def take(self, q, qd, r):
         """Take an estimate of the node's observer (it calls this under the node's lock)."""
         if self.samples is not None:
-            self.samples.append((q.copy(), r.copy()))
+            self.samples.append((q.copy(), qd.copy(), r.copy()))
 
     # ---- after -------------------------------------------------------------------------------
-    def _judge(self, fit, swept=False):
+    def _judge(self, fit):
         # the estimate is on top of the configured payload: below zero is right when that one
         # is too heavy, wrong only when the two together weigh nothing or less
         v = self.node.values
@@ -421,18 +462,9 @@ class PayloadService:
                           f'heavier than the arm around {fit.link}, or the arm was disturbed '
                           f'(touched?) during the estimate')
         if fit.residual > 0.05 + DISTURBED * fit.torque:
-            # at rest, Coulomb friction (stiction) holds any part of the load up to its value,
-            # and the observer cannot tell that from the payload (xarm7 simulated with its
-            # URDF's 1 N m a joint, the model without: over DDS the fit left 0.34 N m of 1.65).
-            # With the friction in the model the poses are swept instead (not at rest)
-            friction = ('' if swept else
-                        ', or joint friction the model lacks held part of the load at rest (an '
-                        'estimate at rest cannot tell it from the payload: with the arm\'s '
-                        'friction in the model, the URDF\'s or identify\'s, each pose is swept '
-                        'instead)')
             raise Refused(f'the fit leaves {fit.residual:.3g} N m RMS of the {fit.torque:.3g} N m '
                           f'it explains: the arm was disturbed (touched?) during the estimate, '
-                          f'the load is not rigid{friction}; not applied')
+                          f'or the load is not rigid; not applied')
 
     def _apply(self, fit):
         """Set payload.* to the configured payload plus this one; return what was done."""
