@@ -65,7 +65,10 @@ def test_the_arm_lands_on_the_table_the_sensor_reads_and_the_table_goes(ros, tmp
                                   wrenches.append, 10)
     try:
         assert proc.wait_log('box "table"', 30), proc.log()
-        assert 'force/torque sensor at panda_hand_joint (frame panda_hand' in proc.log()
+        # logged after the world's line: waited for too (read at once, a busy core's CI saw
+        # the log without it yet)
+        assert proc.wait_log('force/torque sensor at panda_hand_joint (frame panda_hand', 10), \
+            proc.log()
         assert peer.spin_until(lambda: any(m.link for m in contacts), 20), proc.log()
         peer.spin(2.0)                          # lands and settles
         last = contacts[-1]
