@@ -730,13 +730,12 @@ class Controller:
 
         ValueError (naming the parameter) for a negative mass or a link not in the model.
         """
-        self.model = payload_model(self.base_model, payload)
-        self.law = None                 # the task-space law is of the model
-        self._rebuild_layer()
+        self.swap_model(payload_model(self.base_model, payload))
 
     def swap_model(self, model):
         """Compute with ``model`` (this arm's, e.g. with a payload on); return the one replaced."""
-        old, self.model, self.law = self.model, model, None
+        # the task-space law is of the model: built again for it (none yet while constructing)
+        old, self.model, self.law = getattr(self, 'model', None), model, None
         self._rebuild_layer()
         return old
 

@@ -142,17 +142,13 @@ def fit(model, link, Q, r, rows=None, A=None):
     ``A`` (K, n, 4): the rows to fit with instead of ``static_regressor`` at Q (a sweep's: the
     mean over its windows, ``pass_rows``).
 
-    ``rows``: the model joints whose estimates count (default all), or a (K, n) mask of the
-    estimates that count at each pose. ValueError when they do not determine the four unknowns.
+    ``rows``: the model joints whose estimates count (default all). ValueError when the poses do
+    not determine the four unknowns.
     """
     A = static_regressor(model, link, Q) if A is None else np.asarray(A, dtype=float)
     r = np.atleast_2d(np.asarray(r, dtype=float))
-    if rows is None or np.ndim(rows) == 1:
-        mask = np.zeros(r.shape, dtype=bool)
-        mask[:, np.arange(model.n) if rows is None else np.asarray(rows, dtype=np.int64)] = True
-    else:
-        mask = np.asarray(rows, dtype=bool)
-    A, b = A[mask], -r[mask]
+    rows = np.arange(model.n) if rows is None else np.asarray(rows, dtype=np.int64)
+    A, b = A[:, rows].reshape(-1, 4), -r[:, rows].ravel()
     cond = condition_number(A)
     if not cond < 1.0 / RANK_TOLERANCE:
         raise ValueError(f'the poses do not determine a payload on {link} (condition number '
@@ -336,9 +332,8 @@ def carry(ctrl, saved, fit, Q, d):
     with 0.4 kg: 0.38 kg at 0.94 m) would make computed torque wrong instead of right, and a
     model's inertia far over the arm's makes the service's gains unstable (z1 diverged). Then
     each joint whose friction in the model (fc + b v at the sweep's peak speed) would hold it
-    more than a quarter of its sweep ``d`` behind
-    gets the kp that holds it within, up to MAX_BANDWIDTH (its smallest inertia over Q). Return
-    whether the fit was carried.
+    more than a quarter of its sweep ``d`` behind gets the kp that holds it within, up to
+    MAX_BANDWIDTH (its smallest inertia over Q). Return whether the fit was carried.
     """
     model = saved[3]
     carried = False
