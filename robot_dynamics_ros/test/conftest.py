@@ -88,6 +88,7 @@ def erd_root():
 # name -> path under robots/ (the robots the foundation issue asks to cross-check)
 ROBOTS = {
     'ur5': 'ur_description/urdf/ur5_robot.urdf',
+    'ur10': 'ur_description/urdf/ur10_robot.urdf',
     'panda': 'panda_description/urdf/panda.urdf',
     'xarm7': 'xarm_description/urdf/xarm7.urdf',
     'z1': 'z1_description/urdf/z1.urdf',

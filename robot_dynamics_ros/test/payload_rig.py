@@ -120,13 +120,17 @@ class Rig:
             if reply is not None and reply.estimate and self.samples is not None:
                 self.samples.append((q.copy(), qd.copy(), loop.estimate.copy()))
 
-    def move(self, target, duration):
+    def move(self, target, duration=None):
+        """Start a quintic to ``target`` (model order), a move's duration by default; return it."""
+        if duration is None:
+            duration = pe.move_time(self.ctrl.q, target, self.ctrl.cmd)
         t = self.sim.t
         k = len(self.ctrl.cmd)
         self.ctrl.set_trajectory(list(self.ctrl.joints), [duration],
                                  [list(np.asarray(target)[self.ctrl.cmd])], [[0.0] * k],
                                  [[0.0] * k], start_time=t, now=t, q=self.ctrl.q,
                                  qd=self.ctrl.qd)
+        return duration
 
     def window(self, seconds):
         self.samples = []
@@ -140,8 +144,7 @@ class Rig:
         at, r, A, missed = [], [], [], 0.0
         T, (a, b) = pe.SWEEP_TIME, pe.WINDOW
         for q in Q:
-            self.move(q - d, pe.MOVE_TIME)
-            self.run(pe.MOVE_TIME + pe.SETTLE)
+            self.run(self.move(q - d) + pe.SETTLE)
             passes = []
             for target in (q + d, q - d):
                 self.move(target, T)
@@ -176,8 +179,7 @@ class Rig:
         try:
             at, r = [], []              # at rest: the preliminary fit
             for q in Q:
-                self.move(q, pe.MOVE_TIME)
-                self.run(pe.MOVE_TIME + pe.SETTLE)
+                self.run(self.move(q) + pe.SETTLE)
                 qs, _, rs = self.window(0.25)
                 at.append(qs.mean(axis=0))
                 r.append(rs.mean(axis=0))
@@ -191,8 +193,7 @@ class Rig:
                     raise
                 self.compensated = True
                 at, r, A, missed = self._sweeps(Q, d, chain)
-            self.move(q0, pe.MOVE_TIME)
-            self.run(pe.MOVE_TIME + pe.SETTLE)
+            self.run(self.move(q0) + pe.SETTLE)
         finally:
             self.guard = False
             pe.hand_back(ctrl, saved)

@@ -296,3 +296,52 @@ def test_the_services_gains_are_stiffer_within_the_loops_bandwidth():
     np.testing.assert_allclose(ctrl.kd, 2 * np.sqrt(ctrl.kp))
     pe.hand_back(ctrl, saved)
     assert np.all(ctrl.kp == 100.0) and np.all(ctrl.kd == 20.0)
+
+
+def test_no_move_of_the_sequence_asks_more_than_move_speed():
+    # ur10's wrist from one pose to the next (1 rad) was asked 1.9 rad/s in MOVE_TIME, and
+    # went at 2.01, which check_speed took for a runaway; now each move is long enough
+    model = RobotModel.from_urdf(robot_urdf('ur10'))
+    q0 = np.array(ARMS['ur5'][1])
+    cmd = np.arange(model.n)
+    Q = pe.poses(model, q0, 'tool0', cmd, 0.5)
+    d = pe.sweep(model, Q, pe.wrist_joints(model, 'tool0', cmd))
+    moves = list(zip(Q[:-1], Q[1:])) + [(Q[-1], Q[0] - d)]
+    moves += [(a - d, b - d) for a, b in zip(Q[:-1], Q[1:])] + [(Q[-1] - d, q0)]
+    longest = max(np.abs(b - a).max() for a, b in moves)
+    assert pe.QUINTIC_PEAK * longest / pe.MOVE_TIME > 0.9 * pe.ABORT_SPEED      # the case
+    for a, b in moves:
+        T = pe.move_time(a, b, cmd)
+        assert T >= pe.MOVE_TIME
+        peak = pe.QUINTIC_PEAK * np.abs(b - a).max() / T
+        assert peak <= pe.MOVE_SPEED + 1e-12 and peak < pe.ABORT_SPEED / 1.5
+    # and a quintic of that duration does peak at QUINTIC_PEAK times its mean speed
+    s = np.linspace(0.0, 1.0, 100001)
+    assert abs(np.max(30 * s**2 - 60 * s**3 + 30 * s**4) - pe.QUINTIC_PEAK) < 1e-9
+
+
+def test_the_service_stops_at_the_first_state_of_a_runaway():
+    """
+    ``PayloadService.watch`` (the node calls it each turn): the node's gains back, held there.
+
+    At that state, not at the sequence's next poll 10 ms on (a wrist went from 2 to 14 rad/s
+    between two).
+    """
+    from robot_dynamics_ros.nodes.payload_service import PayloadService, Refused
+    rig = xarm7_rig('no', 'no')
+    ctrl = rig.ctrl
+    service = PayloadService(SimpleNamespace(ctrl=ctrl, context=SimpleNamespace(ok=lambda: True)))
+    service.saved = pe.take_over(ctrl, 1e-3, np.arange(7))
+    assert np.all(ctrl.kp > 100.0)
+    rig.move(ctrl.q + 0.3)
+    ctrl.qd[:] = 0.0
+    ctrl.qd[5] = 0.99 * pe.ABORT_SPEED
+    service.watch(ctrl)
+    assert service.stopped is None and ctrl.trajectory is not None
+    ctrl.qd[5] = -1.01 * pe.ABORT_SPEED
+    service.watch(ctrl)
+    assert 'joint6 moved at 2.02 rad/s' in service.stopped, service.stopped
+    assert np.all(ctrl.kp == 100.0) and np.all(ctrl.kd == 20.0) and ctrl.friction_scale == 0.0
+    assert ctrl.trajectory is None and np.array_equal(ctrl.hold, ctrl.q)
+    with pytest.raises(Refused, match='joint6 moved at'):
+        service._check(ctrl)

@@ -63,7 +63,9 @@ SWEEP = 0.1
 MIN_SWEEP = 0.03
 SWEEP_TIME = 2.0
 WINDOW = (0.4, 0.6)
-MOVE_TIME = 1.0                 # s per move between poses (quintic, rest to rest)
+MOVE_TIME = 1.0                 # s per move between poses (quintic, rest to rest), at least
+MOVE_SPEED = 1.2                # rad/s (m/s): the fastest a move between poses goes (its peak)
+QUINTIC_PEAK = 1.875            # a rest-to-rest quintic's peak speed over its mean
 SETTLE = 0.15                   # s after a move ends before the next (5 / K_O at 50 1/s: 0.1)
 # The service's own gains while it moves the arm (``take_over``, ``carry``). Computed torque
 # makes each joint a double integrator of natural frequency w = sqrt(kp), critically damped
@@ -82,7 +84,7 @@ MAX_BANDWIDTH = 0.2
 FOLLOWING = 0.3
 MIRROR = 0.25           # of a joint's sweep speed: the most its two passes may differ
 CARRY_REACH = 0.3       # m: a preliminary centre of mass further from the link is not carried
-# rad/s (m/s): a joint faster than this aborts the sequence (its moves peak at 1.2): the
+# rad/s (m/s): a joint faster than this aborts the sequence (its moves peak at MOVE_SPEED): the
 # service's gains with a model far from the arm's can be unstable
 ABORT_SPEED = 2.0
 
@@ -344,7 +346,7 @@ def carry(ctrl, saved, fit, Q, d):
             ctrl.swap_model(loaded)
             carried = True
     inertia = np.min([np.diag(crba(ctrl.model, q)) for q in Q], axis=0)
-    speed = 1.875 * 2 * d / SWEEP_TIME                   # a quintic's peak
+    speed = QUINTIC_PEAK * 2 * d / SWEEP_TIME
     hold = ctrl.friction_fc + ctrl.friction_b * speed
     j = ctrl.cmd[d[ctrl.cmd] > 0]
     need = hold[j] / (inertia[j] * d[j] / 4)
@@ -430,6 +432,20 @@ def check_followed(ctrl, q, qd, d, chain):
         f'service\'s kp {ctrl.kp[j]:.4g}). The estimate cannot cancel a friction the joint does '
         f'not slide through: {model}; or, if the URDF lacks the joint\'s rotor inertia, set '
         f'armature')
+
+
+def move_time(q_from, q_to, commanded):
+    """
+    Return the duration (s) of the sequence's move from ``q_from`` to ``q_to``.
+
+    MOVE_TIME, longer where a commanded joint travels so far that it would go faster than
+    MOVE_SPEED: ur10's wrist from one pose to the next (1 rad) was asked 1.9 rad/s in MOVE_TIME
+    and, carrying a load its model lacked, went at 2.01: what ``check_speed`` takes for a
+    runaway.
+    """
+    rows = np.asarray(commanded, dtype=np.int64)
+    travel = np.abs(np.asarray(q_to, dtype=float) - np.asarray(q_from, dtype=float))[rows]
+    return max(MOVE_TIME, QUINTIC_PEAK * float(travel.max(initial=0.0)) / MOVE_SPEED)
 
 
 def check_speed(model, qd, commanded):

@@ -487,6 +487,7 @@ class FeedforwardNode(Node):
         if state_stamp is not None and not (state_stamp.sec or state_stamp.nanosec):
             state_stamp = None
         wrench = None                   # after the command: it is not on the loop's path
+        self.payload_service.watch(ctrl)
         if reply.estimate:
             self.payload_service.take(ctrl.q, ctrl.qd, loop.estimate)
             if reply.publish_estimate:

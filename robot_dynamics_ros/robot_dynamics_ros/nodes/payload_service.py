@@ -84,6 +84,8 @@ class PayloadService:
         self.node = node
         self.busy = threading.Lock()
         self.samples = None         # (q, r) appended by the node's observer while collecting
+        self.saved = None           # what pe.take_over saved, while the service's gains act
+        self.stopped = None         # why ``watch`` stopped the sequence
 
     # ---- the service -------------------------------------------------------------------------
     def __call__(self, req, res):
@@ -92,6 +94,7 @@ class PayloadService:
             return self._refuse(res, 'an estimate is already running')
         try:
             t0 = time.monotonic()
+            self.stopped = None
             with node.lock:
                 link, amplitude, Q, q0, d = self._plan(req)
             fit, missed = self._sequence(link, Q, q0, d)
@@ -198,13 +201,15 @@ class PayloadService:
         return links[-1]
 
     @staticmethod
-    def _move(ctrl, target, duration=MOVE_TIME):
+    def _move(ctrl, target, duration):
         """Return a rest-to-rest quintic of the commanded joints to ``target`` (model order)."""
         k = len(ctrl.joints)
         return (list(ctrl.joints), [duration], [target[ctrl.cmd].tolist()], [[0.0] * k],
                 [[0.0] * k])
 
-    def _feasible(self, ctrl, q_from, q_to, duration=MOVE_TIME):
+    def _feasible(self, ctrl, q_from, q_to, duration=None):
+        if duration is None:
+            duration = pe.move_time(q_from, q_to, ctrl.cmd)
         names, times, *tables = self._move(ctrl, q_to, duration)
         result = ctrl.check_trajectory(names, times, *tables, q=q_from)
         if not result.feasible:
@@ -226,7 +231,7 @@ class PayloadService:
         rows = pe.wrist_joints(ctrl.model, link, ctrl.cmd)
         model = ctrl.model
         with node.lock:
-            saved = pe.take_over(ctrl, self._period(), rows)
+            saved = self.saved = pe.take_over(ctrl, self._period(), rows)
         at, estimates, missed = [], [], 0.0
         try:
             for k, q in enumerate(Q):
@@ -258,12 +263,14 @@ class PayloadService:
                 except pe.Refusal as e:
                     raise Refused(f'{e} (also with the model\'s friction compensated)') from None
         finally:
-            if node.ctrl is ctrl and ctrl.reaction is None and node.context.ok():
+            if (self.stopped is None and node.ctrl is ctrl and ctrl.reaction is None
+                    and node.context.ok()):
                 try:
                     self._go(ctrl, q0)
                 except Refused as e:
                     node.get_logger().warning(f'estimate_payload: back to the start: {e}')
             with node.lock:
+                self.saved = None
                 pe.hand_back(ctrl, saved)
         try:
             return pe.fit(model, link, np.array(at), np.array(estimates), rows,
@@ -296,11 +303,13 @@ class PayloadService:
         gaps = self.node.loop.gaps
         return float(np.median(gaps)) if len(gaps) >= 5 else 1e-3
 
-    def _start(self, ctrl, target, duration=MOVE_TIME):
-        """Start a quintic to ``target``; return (it, its start time), node time."""
+    def _start(self, ctrl, target, duration=None):
+        """Start a quintic to ``target`` (a move's duration by default); (it, its start time)."""
         node = self.node
         with node.lock:
             self._check(ctrl)
+            if duration is None:
+                duration = pe.move_time(ctrl.q, target, ctrl.cmd)
             now = node.loop.trajectory_time(node.clock())
             names, times, *tables = self._move(ctrl, target, duration)
             ctrl.set_trajectory(names, times, *tables, start_time=now, now=now, q=ctrl.q,
@@ -311,10 +320,11 @@ class PayloadService:
         if ctrl.trajectory is not ours:
             raise Refused('another trajectory arrived during the estimate')
 
-    def _go(self, ctrl, target, duration=MOVE_TIME, started=None):
+    def _go(self, ctrl, target, duration=None, started=None):
         """Move to ``target`` along a quintic and wait until the arm is there and at rest."""
         node = self.node
-        ours, _ = started or self._start(ctrl, target, duration)
+        ours, t0 = started or self._start(ctrl, target, duration)
+        duration = ours[0].end_time - t0
 
         def there():
             self._ours(ctrl, ours)
@@ -431,6 +441,8 @@ class PayloadService:
     def _check(self, ctrl):
         """Raise Refused when the estimate cannot go on (under the node's lock)."""
         node = self.node
+        if self.stopped is not None:
+            raise Refused(self.stopped)
         if not node.context.ok():
             raise Refused('shutting down')
         if node.ctrl is not ctrl:
@@ -440,10 +452,24 @@ class PayloadService:
         stale = node.loop.stale_joints(time.monotonic())
         if stale:
             raise Refused(f'joint_states of {stale} went stale during the estimate')
+
+    def watch(self, ctrl):
+        """
+        Stop the sequence at the first state of a joint running away.
+
+        The node calls this each turn of its loop, under its lock: on that state, not at the
+        sequence's next poll up to 10 ms later (ur10's wrist was at 14.4 rad/s when a poll saw
+        it over DDS). The node's gains back, the arm held where it is; ``_check`` then refuses
+        with why.
+        """
+        if self.saved is None or self.stopped is not None or ctrl is not self.node.ctrl:
+            return
         try:
             pe.check_speed(ctrl.model, ctrl.qd, ctrl.cmd)
         except pe.Refusal as e:
-            raise Refused(str(e)) from None
+            self.stopped = str(e)
+            pe.hand_back(ctrl, self.saved)
+            ctrl.trajectory, ctrl.hold = None, ctrl.q.copy()
 
     def take(self, q, qd, r):
         """Take an estimate of the node's observer (it calls this under the node's lock)."""
