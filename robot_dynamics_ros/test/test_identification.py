@@ -258,3 +258,19 @@ def test_bad_recordings_are_refused_with_the_reason(problem, match):
         rec.t[2000] = rec.t[1998]
     with pytest.raises(idf.IdentificationError, match=match):
         idf.prepare(nominal, rec)
+
+
+def test_gains_far_from_the_others_or_uncertain_are_named():
+    """The issue's real arm: 7-12 N m/A on four joints, 2.3 and 0.015 on the last two."""
+    nominal = RobotModel.from_urdf(robot_urdf('ur5'))
+    gains = idf.Gains(np.array([9.0, 12.0, 7.0, 11.0, 2.3, 0.015]),
+                      np.array([0.001, 0.001, 0.001, 0.002, 0.003, 0.004]), np.zeros(6, bool))
+    flagged = dict(idf.judge_gains(nominal, gains))
+    assert set(flagged) == {'wrist_2_joint', 'wrist_3_joint'}, flagged
+    assert 'times the median' in flagged['wrist_2_joint'], flagged
+    # uncertain: named whatever its value
+    gains.relative_std[0] = 0.02
+    assert 'not identifiable' in dict(idf.judge_gains(nominal, gains))['shoulder_pan_joint']
+    # a gain the user gave is not judged
+    gains.source[5] = idf.GIVEN
+    assert 'wrist_3_joint' not in dict(idf.judge_gains(nominal, gains))

@@ -42,7 +42,7 @@ From a recording (``Recording``: times, positions, velocities if measured, effor
 scipy and cvxpy are imported by the functions that use them, never at import: nodes do not load
 this module.
 """
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
 
@@ -56,6 +56,13 @@ DEFAULT_CUTOFF = 10.0           # Hz: the low-pass cut-off of positions, velocit
 # Coulomb friction of 1-2.5 N m and stiction in the simulator, the gains of ur5's joints were
 # off by up to 10 % with every sample fitted, within 0.5 % without those below 0.05 rad/s
 SLOW = 0.05
+# In the fit of the gains with a known load, the rows (a tenth of a cut-off period each: half a
+# period) either side of a slow one are left out too: what a stick does (any friction within
+# +-fs) spreads through the filter over about a period. ur5 with 1-2.5 N m of Coulomb friction
+# and stiction, a 2 kg known load: wrist_3's gain (its torque 1.6 N m RMS) -2.9 % without,
+# -1.2 % with 2 rows, -0.07 % with 5. Not in the other fits: the gain of ur5's wrist_3 that
+# rests on its description (test_identification_realistic) went from within 2 % to -3 to -7 %
+SLOW_REACH = 5
 # |R_kk| / |R_00| below which a pivoted column counts as dependent. Measured on random states of
 # ur5, panda, kinova, z1, xarm7: independent columns >= 1.7e-2, dependent ones <= 5e-13, and one
 # of xarm7 at 3.5e-7 (a combination that tiny offsets in its description barely excite: the fit
@@ -353,21 +360,32 @@ class LeastSquares:
     residual: np.ndarray = None     # (K, n): the torques the fit leaves, filtered and decimated
 
 
-def observation(model, samples, epsilon):
+def observation(model, samples, epsilon, reach=0):
     """
     Return the filtered, decimated regressor (K, n, 14 n) and torques (K, n) the fits take.
 
     A joint's equation at a sample where it moves slower than ``SLOW`` (or than a quarter of its
     RMS velocity, for a joint that moves slowly throughout) is left out (its row and torque
     zeroed): around a reversal a real joint sticks and its friction is anything within +-fs,
-    which no smooth sign fits.
+    which no smooth sign fits. With ``reach``, the ``reach`` rows either side of such a row too.
     """
     Y = regressor(model, samples.q, samples.qd, samples.qdd, epsilon)
     Y, tau = _filter(samples, Y), _filter(samples, samples.tau)
     qd = _filter(samples, samples.qd)
-    slow = np.abs(qd) < np.minimum(SLOW, 0.25 * rms(qd))
+    slow = _widened(np.abs(qd) < np.minimum(SLOW, 0.25 * rms(qd)), reach)
     Y[slow], tau[slow] = 0.0, 0.0
     return Y, tau
+
+
+def _widened(mask, k):
+    """Return ``mask`` (K, n) with each True spread to the k rows either side of it."""
+    if k <= 0 or not mask.any():
+        return mask
+    c = np.concatenate([np.zeros((1, mask.shape[1])), np.cumsum(mask, axis=0)])
+    K = len(mask)
+    hi = np.minimum(np.arange(K) + k + 1, K)
+    lo = np.maximum(np.arange(K) - k, 0)
+    return (c[hi] - c[lo]) > 0
 
 
 def condition_number(W):
@@ -499,6 +517,20 @@ class Gains:
     # the gains the whole motion left uncertain, each found from its joint alone on the
     # description's rigid-body torque on it (see ``effort_gains``)
     from_description: np.ndarray
+    # what fixed each gain's scale: one of SOURCES
+    source: list = field(default_factory=list)
+    load: object = None             # the known load's 10 parameters as fitted (link frame)
+
+    def __post_init__(self):
+        if not self.source:
+            self.source = [DESCRIPTION_ALONE if x else DESCRIPTION for x in self.from_description]
+
+
+DESCRIPTION = 'the description\'s masses'
+DESCRIPTION_ALONE = 'the description\'s inertia on this joint alone'
+KNOWN_LOAD = 'the known load'
+GIVEN = 'given (--effort-gain)'
+GIVEN_SCALE = 'the given gains'
 
 
 # the relative standard deviation (from the motion alone) above which a gain is said to rest on
@@ -592,13 +624,220 @@ def effort_gains(model, samples, base, epsilon):
     return Gains(gains, rel, local)
 
 
+REMEDY = ('record the arm carrying a known load as well (--loaded BAG --load-mass KG), or give '
+          'the gain (--effort-gain JOINT=K: the drive\'s torque constant times its gear ratio)')
+
+
 def check_gains(model, gains):
     """Refuse gains that are not a motor's (IdentificationError naming the joint)."""
     for name, k in zip(model.joint_names, gains.gains):
         if not (np.isfinite(k) and k > 0):
             raise IdentificationError(
                 f'joint {name}: the torque per effort unit comes out {k:.3g}: its effort does '
-                f'not follow its torque (the opposite sign, another joint\'s, or no effort)')
+                f'not follow its torque (the opposite sign, another joint\'s, or no effort). '
+                f'If its effort is right: {REMEDY}')
+
+
+# A gain whose relative standard deviation (from the fit's whitened rows, which takes the
+# filtered residual as white: it is up to about 4 times too small) exceeds this is not
+# identifiable from the data
+GAIN_UNCERTAIN = 0.01
+# A gain this factor or more from the median of the joints' gains is not believed: the drives of
+# one arm differ by less (a 6-joint arm's published gains: 8.5-10.7 N m/A; its fit without a load
+# gave 0.015 and 2.3 against 7-12 on the others)
+GAIN_SPREAD = 3.0
+
+
+def judge_gains(model, gains):
+    """
+    Return [(joint, why)] of the gains not to be trusted: not identifiable, or absurd.
+
+    Not identifiable: a relative standard deviation over GAIN_UNCERTAIN (for a gain the whole
+    motion left uncertain, that of its joint's own fit on the description, ``effort_gains``).
+    Absurd: GAIN_SPREAD or more from the median of the joints' gains. Gains given by the user
+    are not judged.
+    """
+    k = np.asarray(gains.gains, dtype=float)
+    median = float(np.median(k))
+    out = []
+    for j, name in enumerate(model.joint_names):
+        if gains.source[j] == GIVEN:
+            continue
+        if not gains.relative_std[j] <= GAIN_UNCERTAIN:
+            out.append((name, f'not identifiable from these data: {k[j]:.4g} +- '
+                              f'{100 * gains.relative_std[j]:.2g} % (over '
+                              f'{100 * GAIN_UNCERTAIN:g} %; from {gains.source[j]}): the motion '
+                              f'moves too little torque through it to tell its gain from its '
+                              f'friction'))
+        elif not median / GAIN_SPREAD < k[j] < GAIN_SPREAD * median:
+            out.append((name, f'{k[j]:.4g}, {k[j] / median:.2g} times the median of the joints\' '
+                              f'gains ({median:.4g}; from {gains.source[j]})'))
+    return out
+
+
+@dataclass
+class KnownLoad:
+    """A load of known mass (kg), and centre of mass (m, link frame) where known, on a link."""
+
+    link: str
+    mass: float
+    com: object = None
+
+
+# The load as the gains the description fixes see it (good to tens of %): within this factor of
+# its given mass, else the loaded recording is not of this load on this arm
+LOAD_RATIO = 2.0
+# A joint's residual in the loaded recording at most this many times its residual in the
+# unloaded ones, in the fit of both: else they are not of one arm
+LOAD_FIT = 3.0
+
+
+def check_load(model, load):
+    """Refuse a known load that cannot be (IdentificationError)."""
+    if load.link not in model.link_names:
+        raise IdentificationError(f'--load-link: link "{load.link}" is not in {model.name}')
+    link_parameter_map(model, load.link)
+    if not (np.isfinite(load.mass) and load.mass > 0):
+        raise IdentificationError(f'--load-mass must be a mass > 0 kg, got {load.mass:g}')
+    if load.com is not None:
+        c = np.asarray(load.com, dtype=float)
+        if c.shape != (3,) or not np.all(np.isfinite(c)):
+            raise IdentificationError('--load-com needs 3 finite numbers (m, in the link\'s '
+                                      'frame)')
+
+
+def _whitened_fit(parts, columns):
+    """
+    Return (x, its variances, the residual of each part) of [A_i] x = [b_i] by weighted LS.
+
+    A_i (K_i, n, m): a part (a recording). The rows of a joint are weighted by the inverse
+    standard deviation of its residual in that part; the variances are those of the whitened
+    fit.
+    """
+    weights = [np.ones(A.shape[1]) for A, _ in parts]
+    for _ in range(3):
+        Aw = np.concatenate([(A * w[None, :, None]).reshape(-1, columns)
+                             for (A, _), w in zip(parts, weights)])
+        bw = np.concatenate([(b * w[None, :]).ravel() for (_, b), w in zip(parts, weights)])
+        norms = np.linalg.norm(Aw, axis=0)
+        if np.any(norms == 0):
+            raise IdentificationError('too little excitation to identify the effort gains')
+        x = np.linalg.lstsq(Aw / norms, bw, rcond=None)[0] / norms
+        residual = [b - A @ x for A, b in parts]
+        weights = []
+        for r in residual:
+            moving = np.maximum(np.count_nonzero(r, axis=0), 1)
+            sigma = np.sqrt(np.sum(r ** 2, axis=0) / moving)
+            weights.append(1.0 / np.maximum(sigma, 1e-12 * max(sigma.max(), 1e-300)))
+    Aw = np.concatenate([(A * w[None, :, None]).reshape(-1, columns)
+                         for (A, _), w in zip(parts, weights)]) / norms
+    var = np.diag(np.linalg.pinv(Aw.T @ Aw, rcond=1e-12)) / norms ** 2
+    return x, var, residual
+
+
+def effort_gains_known(model, samples, base, epsilon, loaded=None, load=None, given=None):
+    """
+    Find each joint's torque per effort unit with its scale fixed by a known load or given gains.
+
+    ``samples``: the unloaded recordings; ``loaded``: recordings of the arm carrying ``load``
+    (a ``KnownLoad``); ``given``: {joint index: gain} the user gives. The equations of both,
+    k_j e_j = Y_j beta (unloaded) and k_j e_j = Y_j beta + P_j pi (loaded, P the regressor of a
+    rigid body on the load's link, pi its 10 parameters in the link frame), are linear in
+    (beta, k, pi); the load's mass (and first moment, where its centre of mass is given) and the
+    given gains are known, so they are not homogeneous: the difference the load makes fixes
+    every gain's scale, whatever the description's masses. The load's inertia is fitted with the
+    rest. Each gain's relative standard deviation is that of the weighted fit.
+    """
+    given = dict(given or {})
+    n, r = model.n, base.count
+    Y, e = observation(model, samples, epsilon, SLOW_REACH)
+    free_k = [j for j in range(n) if j not in given]
+    recordings = [(Y, e, None)]
+    known, unknown, pk = [], list(range(10)), np.zeros(0)
+    if loaded is not None:
+        check_load(model, load)
+        body, T = link_parameter_map(model, load.link)
+        Yl, el = observation(model, loaded, epsilon, SLOW_REACH)
+        known = [0] + ([1, 2, 3] if load.com is not None else [])
+        unknown = [i for i in range(10) if i not in known]
+        pk = np.r_[load.mass, load.mass * np.asarray(load.com, dtype=float)] \
+            if load.com is not None else np.array([load.mass])
+        recordings.append((Yl, el, Yl[:, :, 10 * body:10 * body + 10] @ T))
+    elif not given:
+        raise IdentificationError('a known load or a given gain is needed to fix the gains\' '
+                                  'scale')
+    m = r + len(free_k) + (len(unknown) if loaded is not None else 0)
+    parts = []
+    for Yi, ei, P in recordings:
+        K = len(ei)
+        A = np.zeros((K, n, m))
+        A[:, :, :r] = base.columns(Yi)
+        for c, j in enumerate(free_k):
+            A[:, j, r + c] = -ei[:, j]
+        b = np.zeros((K, n))
+        for j, k in given.items():
+            b[:, j] += ei[:, j] * k
+        if P is not None:
+            A[:, :, r + len(free_k):] = P[:, :, unknown]
+            b -= P[:, :, known] @ pk
+        parts.append((A, b))
+    x, var, residual = _whitened_fit(parts, m)
+    gains = np.array([given.get(j, 0.0) for j in range(n)], dtype=float)
+    rel = np.zeros(n)
+    kx = x[r:r + len(free_k)]
+    gains[free_k] = kx
+    std = np.sqrt(np.maximum(var[r:r + len(free_k)], 0.0))
+    rel[free_k] = std / np.maximum(np.abs(kx), 1e-300)
+    source = [GIVEN if j in given else KNOWN_LOAD if loaded is not None else GIVEN_SCALE
+              for j in range(n)]
+    pi = None
+    if loaded is not None:
+        pi = np.zeros(10)
+        pi[known], pi[unknown] = pk, x[r + len(free_k):]
+        # each joint's residual against its torque, in each: the fit of one arm leaves alike
+        share = []
+        for res, (_, ei, _) in zip(residual, recordings):
+            used = np.maximum(np.count_nonzero(ei, axis=0), 1)
+            share.append(np.sqrt(np.sum(res ** 2, axis=0) / used) / np.maximum(
+                np.sqrt(np.sum((ei * gains) ** 2, axis=0) / used), 1e-300))
+        ratio = share[1] / np.maximum(share[0], 1e-300)
+        j = int(np.argmax(ratio))
+        if ratio[j] > LOAD_FIT:
+            raise IdentificationError(
+                f'the loaded and the unloaded recordings do not fit one arm: joint '
+                f'{model.joint_names[j]}\'s residual is {100 * share[1][j]:.2g} % of its torque '
+                f'in the loaded one, {100 * share[0][j]:.2g} % in the unloaded ones: recordings '
+                f'of different arms, or the load not rigid or not on {load.link}')
+    return Gains(gains, rel, np.zeros(n, dtype=bool), source, pi)
+
+
+def load_seen(model, samples, loaded, load, base, epsilon):
+    """
+    Return the load's mass as gains fixed by the description see it; refuse one that is not there.
+
+    The unloaded recordings fitted with the description's scale (``effort_gains``,
+    ``least_squares``), the loaded one's efforts beyond that arm fitted by a rigid body on the
+    load's link. IdentificationError when the mass is not within LOAD_RATIO of the load's (the
+    load was not on, the recordings are of different arms, or the mass is wrong).
+    """
+    found = effort_gains(model, samples, base, epsilon)
+    scaled = replace(samples, tau=samples.tau * found.gains)
+    ls = least_squares(model, scaled, base, epsilon)
+    Yl, el = observation(model, loaded, epsilon)
+    body, T = link_parameter_map(model, load.link)
+    residual = el * found.gains - base.columns(Yl) @ ls.beta
+    P = (Yl[:, :, 10 * body:10 * body + 10] @ T).reshape(-1, 10)
+    w = np.repeat(ls.weights[None, :], len(el), axis=0).ravel()
+    pi = np.linalg.lstsq(P * w[:, None], residual.ravel() * w, rcond=None)[0]
+    mass = float(pi[0])
+    if not load.mass / LOAD_RATIO <= mass <= LOAD_RATIO * load.mass:
+        why = ('was the load on, and is its mass right?' if mass < load.mass else
+               'recordings of different arms, or another load?')
+        raise IdentificationError(
+            f'the loaded recording differs from the unloaded ones by what {mass:.3g} kg on '
+            f'{load.link} would make, not the {load.mass:g} kg given (with the gains the '
+            f'description\'s masses fix, good to tens of %): {why}')
+    return mass
 
 
 def offset_steps(model, samples, residual):
@@ -612,23 +851,26 @@ def offset_steps(model, samples, residual):
     found = []
     torque = rms(samples.tau)
     for a, b in samples.rows:
-        x = residual[a:b] - residual[a:b].mean(axis=0)
-        K = len(x)
-        if K < 20:
-            continue
-        c = np.cumsum(x, axis=0)[:-1]
-        k = np.arange(1, K)[:, None]
-        explained = c ** 2 * K / (k * (K - k))          # the SSE a step at k removes
-        lo, hi = K // 20, K - K // 20
-        best = lo + np.argmax(explained[lo:hi], axis=0)
-        total = np.sum(x ** 2, axis=0)
         for j in range(model.n):
-            kb = best[j] + 1
-            step = x[kb:, j].mean() - x[:kb, j].mean()
-            if explained[best[j], j] >= STEP_SHARE * total[j] > 0 and \
+            # the rows the fit used (``observation`` zeroes the left-out ones: they would pull
+            # both means towards zero)
+            rows = np.flatnonzero(residual[a:b, j] != 0.0)
+            K = len(rows)
+            if K < 20:
+                continue
+            x = residual[a:b, j][rows]
+            x = x - x.mean()
+            c = np.cumsum(x)[:-1]
+            k = np.arange(1, K)
+            explained = c ** 2 * K / (k * (K - k))          # the SSE a step at k removes
+            lo, hi = K // 20, K - K // 20
+            best = lo + int(np.argmax(explained[lo:hi]))
+            kb = best + 1
+            step = x[kb:].mean() - x[:kb].mean()
+            if explained[best] >= STEP_SHARE * np.sum(x ** 2) > 0 and \
                     abs(step) >= STEP_SIZE * torque[j]:
                 found.append((model.joint_names[j], float(step),       # s from its start
-                              float((samples.edge + kb * samples.step) / samples.rate)))
+                              float((samples.edge + rows[kb] * samples.step) / samples.rate)))
     return found
 
 

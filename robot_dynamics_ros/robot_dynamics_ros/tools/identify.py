@@ -19,6 +19,8 @@
                           [--base-frequency 0.1] [--start Q ...] -o excite.yaml
     robot-dynamics identify --urdf NOMINAL.urdf BAG [BAG ...] [--topic T] [--effort-topic T]
                             [--effort-units torque|current] [--holdout BAG] [--payload LINK]
+                            [--loaded BAG --load-mass KG --load-link LINK [--load-com X Y Z]]
+                            [--effort-gain JOINT=K ...] [--accept-gains]
                             -o corrected.urdf
                             [--params-out params.yaml] [--report report.yaml]
                             [--plot identify.png]
@@ -39,8 +41,12 @@ The model of an effort: effort_gain * effort = RNEA(q, qd, qdd) (with the armatu
 bias, and with the Coulomb term a friction that differs with the direction of motion: friction +
 torque_offset moving forwards, friction - torque_offset backwards (the report lists both).
 ``--effort-units current``: the efforts are motor currents (or any unit proportional to the
-torque); each joint's effort_gain (torque per unit, gear included) is identified too, its scale
-fixed by the description's masses (see the identification docs).
+torque); each joint's effort_gain (torque per unit, gear included) is identified too. Their
+scale is fixed by a recording of the arm carrying a known load (``--loaded``, ``--load-mass``,
+``--load-link``; ``--load-com`` where known) when there is one: from the difference the load
+makes; else by gains given (``--effort-gain``); else by the description's masses (off by as much
+as they are). A gain the data cannot identify, or one GAIN_SPREAD times from the median of the
+others, is named with the remedy, and nothing is written unless ``--accept-gains`` says to.
 """
 import argparse
 import os
@@ -55,6 +61,7 @@ import numpy as np
 from ..control.identification import DEFAULT_CUTOFF, EFFORT_UNITS, IdentificationError
 from ..dynamics import RobotModel, load_description
 from ..dynamics.model import com_inertia
+from ..dynamics.regressor import spatial_inertia
 
 WIDTH = 100
 EPSILON = 0.01          # rad/s: the controller's default friction_velocity_epsilon
@@ -83,6 +90,21 @@ def add_parsers(sub, description_arguments):
                         'or current (or any unit proportional to torque: each joint\'s gain is '
                         'identified; with --payload it comes from --params-in\'s effort_gain)')
     i.add_argument('--holdout', metavar='BAG', help='a recording kept out of the fit to validate')
+    i.add_argument('--loaded', metavar='BAG', action='append',
+                   help='a recording of the arm carrying a known load (--load-mass): with '
+                        '--effort-units current, the difference the load makes fixes the '
+                        'gains (repeat for more)')
+    i.add_argument('--load-mass', type=float, metavar='KG', help='the known load\'s mass')
+    i.add_argument('--load-link', metavar='LINK', help='the link the known load is fixed to')
+    i.add_argument('--load-com', type=float, nargs=3, metavar=('X', 'Y', 'Z'),
+                   help='the known load\'s centre of mass in the link\'s frame (m), where '
+                        'known (else identified with its inertia)')
+    i.add_argument('--effort-gain', action='append', metavar='JOINT=K',
+                   help='a joint\'s torque per effort unit, known (a datasheet\'s torque '
+                        'constant times the gear ratio): kept as given (repeat for more)')
+    i.add_argument('--accept-gains', action='store_true',
+                   help='write the files even when a gain is not identifiable from the data or '
+                        'absurd against the others (it is named either way)')
     i.add_argument('--payload', metavar='LINK', help='identify only a rigid payload on LINK')
     i.add_argument('-o', '--output', metavar='corrected.urdf', help='the corrected description')
     i.add_argument('--params-out', metavar='params.yaml', help='params file for the nodes')
@@ -403,6 +425,14 @@ def identify(args, load_model):
         if not (args.output or args.params_out or args.report or args.plot):
             raise IdentificationError('nothing to write: give -o, --params-out, --report or '
                                       '--plot')
+        given = _given_gains(args.effort_gain, model)
+        load = _known_load(args, model)
+        if (given or load) and args.effort_units != 'current':
+            raise IdentificationError('--effort-gain and --loaded fix the gains of efforts in '
+                                      'motor current: say --effort-units current')
+        if (given or load) and (args.payload or gains is not None):
+            raise IdentificationError('--effort-gain and --loaded identify the gains: not with '
+                                      '--payload or --params-in\'s effort_gain')
         if args.payload and args.payload not in model.link_names:
             raise IdentificationError(f'--payload: link "{args.payload}" is not in '
                                       f'{model.name}')
@@ -413,12 +443,18 @@ def identify(args, load_model):
             if args.holdout:
                 hold, more = _load([args.holdout], model, args, rate=train.rate)
                 notes += more
+            loaded = None
+            if load is not None:
+                loaded, more = _load(args.loaded, model, args, rate=train.rate)
+                notes += more
         _say(f'identify: {train.used} samples at {train.rate / train.step:.0f} Hz from '
              f'{train.read} read ({train.rate:.0f} Hz), cut-off {train.cutoff:g} Hz')
         if gains is not None:           # currents of known gains: torques from here on
             _scale_efforts(gains, train, hold)
         idf.check_efforts(model, train, eps, 'torque' if gains is not None else
                           args.effort_units)
+        if loaded is not None:
+            idf.check_efforts(model, loaded, eps, args.effort_units)
         report = {'model': model.name, 'cutoff_hz': train.cutoff,
                   'samples': {'read': train.read, 'used': train.used,
                               'dropped': dict(train.dropped), 'notes': notes}}
@@ -434,18 +470,14 @@ def identify(args, load_model):
             with _Stage('base parameters'):
                 base = idf.base_parameters(model)
             if args.effort_units == 'current' and gains is None:
-                with _Stage(f'torque per effort unit of {model.n} joints'):
-                    found = idf.effort_gains(model, train, base, eps)
-                idf.check_gains(model, found)
+                found = _effort_gains(model, train, loaded, load, given, base, eps, args)
                 gains = found.gains
                 _scale_efforts(gains, train, hold)
-                leaning = [j for j, x in zip(model.joint_names, found.from_description) if x]
-                report['effort_gain_from_description'] = leaning
-                if leaning:
-                    _say(f'identify: the torque per effort unit of {", ".join(leaning)} rests on '
-                         f'the description\'s inertia of the links they move: the motion '
-                         f'cannot tell it from their friction (move them against gravity or '
-                         f'with a load to measure it)')
+                report['effort_gains'] = {
+                    j: {'gain': float(found.gains[i]),
+                        'relative_std': float(found.relative_std[i]),
+                        'source': found.source[i]} for i, j in enumerate(model.joint_names)}
+                report['effort_gains_flagged'] = dict(idf.judge_gains(model, found))
             with _Stage(f'weighted least squares on {base.count} base parameters'):
                 ls = idf.least_squares(model, train, base, eps)
             steps = idf.offset_steps(model, train, ls.residual)
@@ -525,6 +557,84 @@ def identify(args, load_model):
             return _fail(f'cannot write {args.plot}: {e.strerror}')
     _print_summary(model, report, rms, args, time.monotonic() - t0)
     return 0
+
+
+def _given_gains(items, model):
+    """Return {joint index: gain} of ``--effort-gain JOINT=K`` arguments."""
+    out = {}
+    for item in items or ():
+        name, _, value = item.partition('=')
+        if name not in model.joint_names:
+            raise IdentificationError(f'--effort-gain {item}: no joint "{name}" in {model.name} '
+                                      f'(its joints: {", ".join(model.joint_names)})')
+        try:
+            k = float(value)
+        except ValueError:
+            k = float('nan')
+        if not (np.isfinite(k) and k > 0):
+            raise IdentificationError(f'--effort-gain {item}: the gain must be a number > 0 '
+                                      f'(torque per effort unit)')
+        out[model.joint_names.index(name)] = k
+    return out
+
+
+def _known_load(args, model):
+    """Return the ``--loaded`` recording's KnownLoad, or None; refuse incomplete or bad ones."""
+    from ..control import identification as idf
+    parts = (args.load_mass, args.load_link, args.load_com)
+    if not args.loaded:
+        if any(p is not None for p in parts):
+            raise IdentificationError('--load-mass, --load-link and --load-com describe the load '
+                                      'of a --loaded recording: give it')
+        return None
+    if args.load_mass is None or args.load_link is None:
+        raise IdentificationError('--loaded needs the load\'s --load-mass (kg) and --load-link')
+    load = idf.KnownLoad(args.load_link, float(args.load_mass),
+                         None if args.load_com is None else np.array(args.load_com))
+    idf.check_load(model, load)
+    return load
+
+
+def _effort_gains(model, train, loaded, load, given, base, eps, args):
+    """
+    Identify the gains, print them with their uncertainty and source; refuse doubtful ones.
+
+    Doubtful (``idf.judge_gains``): IdentificationError naming each with the remedy, unless
+    ``--accept-gains``.
+    """
+    from ..control import identification as idf
+    if loaded is not None:
+        with _Stage(f'the load on {load.link} as the description\'s masses see it'):
+            seen = idf.load_seen(model, train, loaded, load, base, eps)
+        _say(f'identify:   {seen:.4g} kg of the {load.mass:g} kg given')
+    with _Stage(f'torque per effort unit of {model.n} joints'):
+        if loaded is not None or given:
+            found = idf.effort_gains_known(model, train, base, eps, loaded, load, given)
+        else:
+            found = idf.effort_gains(model, train, base, eps)
+    idf.check_gains(model, found)
+    _say('\nTorque per effort unit (gear included), its relative standard deviation, and what '
+         'fixed its scale:')
+    for i, j in enumerate(model.joint_names):
+        _say(f'  {j[:21]:<22s}{found.gains[i]:11.5g} +-{100 * found.relative_std[i]:6.2g} %   '
+             f'{found.source[i]}')
+    if found.load is not None:
+        m, c, _ = com_inertia(spatial_inertia(found.load))
+        _say(f'  (the known load: {m:.4g} kg at [{", ".join(f"{x:.4g}" for x in c)}] m on '
+             f'{load.link})')
+    elif idf.DESCRIPTION in found.source:
+        _say('  Their scale is the description\'s masses: if those are off by some per cent, '
+             'so is every gain (a recording with a known load fixes it: --loaded)')
+    _say('')
+    flagged = idf.judge_gains(model, found)
+    if flagged:
+        lines = '; '.join(f'joint {j}: {why}' for j, why in flagged)
+        if not args.accept_gains:
+            raise IdentificationError(f'{lines}. To fix it: {idf.REMEDY}; or write the files '
+                                      f'with these gains anyway: --accept-gains. Nothing '
+                                      f'written')
+        _say(f'identify: accepted (--accept-gains) though {lines}')
+    return found
 
 
 def _scale_efforts(gains, *samples):
