@@ -229,8 +229,15 @@ def test_on_an_arm_with_friction_the_default_gains_do(tmp_path):
     service moves the arm with its own gains, makes a first fit at rest and computes with it,
     sweeps each pose forwards and backwards (again with the model's friction compensated where a
     joint did not follow): within 3 % and 5 mm, the node's gains given back.
+
+    In lockstep (simulated time: each command acts one step after its state, whatever the load).
+    In real time beside a busy core it was refused 2 times in 3 (joint7 not steady, or joint6's
+    passes differing; 3 in 3 before the moves were slowed): the stiffer gains the service gives
+    xarm7's light wrist (up to w T = 0.2) are not stable with the few ms of delay a starved
+    machine adds.
     """
-    rig = Rig(tmp_path, 'xarm7', 'friction', kp='[100.0]', kd='[20.0]')
+    rig = Rig(tmp_path, 'xarm7', 'friction', '-p', 'use_sim_time:=true', kp='[100.0]',
+              kd='[20.0]', sim_args=('-p', 'lockstep:=true'))
     try:
         rig.ready()
         res = rig.call(rig.link, apply=True)
