@@ -45,8 +45,8 @@ torque); each joint's effort_gain (torque per unit, gear included) is identified
 scale is fixed by a recording of the arm carrying a known load (``--loaded``, ``--load-mass``,
 ``--load-link``; ``--load-com`` where known) when there is one: from the difference the load
 makes; else by gains given (``--effort-gain``); else by the description's masses (off by as much
-as they are). A gain the data cannot identify, or one GAIN_SPREAD times from the median of the
-others, is named with the remedy, and nothing is written unless ``--accept-gains`` says to.
+as they are). A gain the data cannot identify, or one GAIN_SPREAD times or more from the median
+of the others, is named with the remedy, and nothing is written unless ``--accept-gains`` says to.
 """
 import argparse
 import os
@@ -58,7 +58,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from ..control.identification import DEFAULT_CUTOFF, EFFORT_UNITS, IdentificationError
+from ..control.identification import (DEFAULT_CUTOFF, EFFORT_UNITS, GAIN_SPREAD,
+                                      IdentificationError)
 from ..dynamics import RobotModel, load_description
 from ..dynamics.model import com_inertia
 from ..dynamics.regressor import spatial_inertia
@@ -70,7 +71,7 @@ EPSILON = 0.01          # rad/s: the controller's default friction_velocity_epsi
 # the file stays small enough for one `ros2 topic pub` argument (20 s, 7 joints: ~85 kB).
 WAYPOINT_RATE = 10.0
 # --help shows the module's text as written (its usage lines one per line), without the markup
-HELP = __doc__.strip().replace('``', '')
+HELP = __doc__.strip().replace('``', '').replace('GAIN_SPREAD', f'{GAIN_SPREAD:g}')
 
 
 def add_parsers(sub, description_arguments):
