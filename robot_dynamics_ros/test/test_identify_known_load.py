@@ -29,8 +29,6 @@ is not identifiable: refused unless accepted. With it, every gain within 2 %, an
 from currents within 3 % and 5 mm. Bad loads and recordings: exit 2, the reason, no file.
 """
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -43,18 +41,13 @@ from robot_dynamics_ros.simulation import Sensors, Simulator
 from conftest import ROBOTS, erd_root
 from test_identification import fourier
 from test_identification_realistic import drive
+from test_identify_cli import run
 
 pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
 
-CLI = [sys.executable, '-m', 'robot_dynamics_ros.tools.cli']
 GAINS = np.array([8.0, 40.0, 20.0, 12.0, 25.0, 10.0])       # N m per A, gear included
 LOAD = (2.0, (0.05, 0.0, 0.05), (0.004, 0.0, 0.0, 0.004, 0.0, 0.003))
 PAYLOAD = (3.0, (0.0, 0.03, 0.08), (0.006, 0.0, 0.0, 0.006, 0.0, 0.004))
-
-
-def run(*args):
-    return subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True,
-                          timeout=600)
 
 
 def heavier(model, share):

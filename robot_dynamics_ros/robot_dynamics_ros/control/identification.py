@@ -517,7 +517,8 @@ class Gains:
     # the gains the whole motion left uncertain, each found from its joint alone on the
     # description's rigid-body torque on it (see ``effort_gains``)
     from_description: np.ndarray
-    # what fixed each gain's scale: one of SOURCES
+    # what fixed each gain's scale: DESCRIPTION, DESCRIPTION_ALONE, KNOWN_LOAD, GIVEN or
+    # GIVEN_SCALE
     source: list = field(default_factory=list)
     load: object = None             # the known load's 10 parameters as fitted (link frame)
 
@@ -756,13 +757,12 @@ def effort_gains_known(model, samples, base, epsilon, loaded=None, load=None, gi
     known, unknown, pk = [], list(range(10)), np.zeros(0)
     if loaded is not None:
         check_load(model, load)
-        body, T = link_parameter_map(model, load.link)
         Yl, el = observation(model, loaded, epsilon, SLOW_REACH)
         known = [0] + ([1, 2, 3] if load.com is not None else [])
         unknown = [i for i in range(10) if i not in known]
         pk = np.r_[load.mass, load.mass * np.asarray(load.com, dtype=float)] \
             if load.com is not None else np.array([load.mass])
-        recordings.append((Yl, el, Yl[:, :, 10 * body:10 * body + 10] @ T))
+        recordings.append((Yl, el, link_columns(model, Yl, load.link)))
     elif not given:
         raise IdentificationError('a known load or a given gain is needed to fix the gains\' '
                                   'scale')
@@ -824,9 +824,8 @@ def load_seen(model, samples, loaded, load, base, epsilon):
     scaled = replace(samples, tau=samples.tau * found.gains)
     ls = least_squares(model, scaled, base, epsilon)
     Yl, el = observation(model, loaded, epsilon)
-    body, T = link_parameter_map(model, load.link)
     residual = el * found.gains - base.columns(Yl) @ ls.beta
-    P = (Yl[:, :, 10 * body:10 * body + 10] @ T).reshape(-1, 10)
+    P = link_columns(model, Yl, load.link).reshape(-1, 10)
     w = np.repeat(ls.weights[None, :], len(el), axis=0).ravel()
     pi = np.linalg.lstsq(P * w[:, None], residual.ravel() * w, rcond=None)[0]
     mass = float(pi[0])
@@ -988,6 +987,12 @@ class Payload:
     min_eigenvalue: float
 
 
+def link_columns(model, Y, link):
+    """Return the columns (..., 10) of regressor rows Y of a rigid body on ``link``, link frame."""
+    body, T = link_parameter_map(model, link)
+    return Y[..., 10 * body:10 * body + 10] @ T
+
+
 def link_parameter_map(model, link):
     """Return (body, T): the link's body and the 10x10 map of link-frame to body parameters."""
     body, X = model.link_frame(link)
@@ -1010,10 +1015,10 @@ def payload(model, samples, link, epsilon):
     payload explains what the model's torques miss.
     """
     import cvxpy as cp
-    body, T = link_parameter_map(model, link)
+    link_parameter_map(model, link)         # a link fixed to the base: refused before the work
     Y, tau = observation(model, samples, epsilon)
     residual = tau - predict(model, samples, epsilon)[1]
-    A = (Y[:, :, 10 * body:10 * body + 10] @ T).reshape(-1, 10)
+    A = link_columns(model, Y, link).reshape(-1, 10)
     b = residual.ravel()
     if np.linalg.matrix_rank(A / np.maximum(np.linalg.norm(A, axis=0), 1e-300), 1e-6) < 10:
         raise IdentificationError(
@@ -1030,7 +1035,9 @@ def payload(model, samples, link, epsilon):
 
 
 __all__ = ['BaseParameters', 'Consistent', 'DEFAULT_CUTOFF', 'EFFORT_UNITS', 'Gains',
-           'IdentificationError', 'LeastSquares', 'Payload', 'Recording', 'Samples',
-           'base_parameters', 'check_efforts', 'check_gains', 'concatenate', 'consistent',
-           'effort_gains', 'inertial_parameters', 'least_squares', 'model_order', 'offset_steps',
-           'payload', 'predict', 'prepare', 'pseudo_inertia', 'random_states', 'rms']
+           'IdentificationError', 'KnownLoad', 'LeastSquares', 'Payload', 'Recording', 'Samples',
+           'base_parameters', 'check_efforts', 'check_gains', 'check_load', 'concatenate',
+           'consistent', 'effort_gains', 'effort_gains_known', 'inertial_parameters',
+           'judge_gains', 'least_squares', 'link_columns', 'load_seen', 'model_order',
+           'offset_steps', 'payload', 'predict', 'prepare', 'pseudo_inertia', 'random_states',
+           'rms']

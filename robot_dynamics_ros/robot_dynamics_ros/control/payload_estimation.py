@@ -46,7 +46,7 @@ import numpy as np
 
 from ..dynamics import crba, gravity_torques
 from ..dynamics.regressor import regressor
-from .identification import condition_number, link_parameter_map
+from .identification import condition_number, link_columns
 
 MARGIN = 0.05                   # rad (m; at most a tenth of the range): kept from each limit
 RANK_TOLERANCE = 1e-3           # of the largest singular value, columns scaled to unit norm
@@ -107,12 +107,11 @@ def static_regressor(model, link, Q, QD=None):
     With velocities QD (K, n), also their velocity-product torques (centripetal, Coriolis: a
     point mass's), which a sweep's two passes do not cancel (even in the velocity).
     """
-    body, T = link_parameter_map(model, link)       # link-frame parameters -> the body's
     Q = np.atleast_2d(np.asarray(Q, dtype=float))
     Z = np.zeros_like(Q)
     QD = Z if QD is None else np.atleast_2d(np.asarray(QD, dtype=float))
-    Y = regressor(model, Q, QD, Z)[:, :, 10 * body:10 * body + 10]
-    return Y @ T[:, :4]         # at rest the inertia's columns are zero
+    # [m, h] of the link-frame parameters: at rest the inertia's columns are zero
+    return link_columns(model, regressor(model, Q, QD, Z), link)[..., :4]
 
 
 @dataclass

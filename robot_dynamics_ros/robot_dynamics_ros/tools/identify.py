@@ -471,14 +471,15 @@ def identify(args, load_model):
             with _Stage('base parameters'):
                 base = idf.base_parameters(model)
             if args.effort_units == 'current' and gains is None:
-                found = _effort_gains(model, train, loaded, load, given, base, eps, args)
+                found, flagged = _effort_gains(model, train, loaded, load, given, base, eps,
+                                               args)
                 gains = found.gains
                 _scale_efforts(gains, train, hold)
                 report['effort_gains'] = {
                     j: {'gain': float(found.gains[i]),
                         'relative_std': float(found.relative_std[i]),
                         'source': found.source[i]} for i, j in enumerate(model.joint_names)}
-                report['effort_gains_flagged'] = dict(idf.judge_gains(model, found))
+                report['effort_gains_flagged'] = dict(flagged)
             with _Stage(f'weighted least squares on {base.count} base parameters'):
                 ls = idf.least_squares(model, train, base, eps)
             steps = idf.offset_steps(model, train, ls.residual)
@@ -600,8 +601,8 @@ def _effort_gains(model, train, loaded, load, given, base, eps, args):
     """
     Identify the gains, print them with their uncertainty and source; refuse doubtful ones.
 
-    Doubtful (``idf.judge_gains``): IdentificationError naming each with the remedy, unless
-    ``--accept-gains``.
+    Return (gains, the doubtful ones). Doubtful (``idf.judge_gains``): IdentificationError naming
+    each with the remedy, unless ``--accept-gains``.
     """
     from ..control import identification as idf
     if loaded is not None:
@@ -635,7 +636,7 @@ def _effort_gains(model, train, loaded, load, given, base, eps, args):
                                       f'with these gains anyway: --accept-gains. Nothing '
                                       f'written')
         _say(f'identify: accepted (--accept-gains) though {lines}')
-    return found
+    return found, flagged
 
 
 def _scale_efforts(gains, *samples):
