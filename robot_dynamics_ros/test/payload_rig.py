@@ -19,6 +19,7 @@ The arm is simulated carrying a payload its controller's model lacks; feedforwar
 ControlLoop runs with the node's parameter defaults (kp 100, kd 20, the limits layer, the
 observer fed the simulated efforts) but for what is given, and each command acts ``delay``
 steps late (one: a 1 kHz loop; over DDS beside a simulator in real time, 2-3 were seen).
+``stalls``: the loop stalls now and then, as a process on a loaded machine (0.1-0.15 s seen).
 ``estimate`` runs the sequence the service runs (``control.payload_estimation``: its poses, its
 gains, its preliminary fit, its sweeps and their checks), in simulated time; the service over
 DDS is tested by test_payload_service.
@@ -69,7 +70,7 @@ class Rig:
     """One arm, its payload simulated, feedforward_node's loop on the model without it."""
 
     def __init__(self, xml, link, q0, payload, *, model_friction=None, arm_friction=None,
-                 delay=1, armature=0.0, **values):
+                 delay=1, armature=0.0, stalls=None, seed=0, **values):
         self.model = RobotModel.from_urdf(xml)
         n = self.model.n
         zero = (np.zeros(n), np.zeros(n))
@@ -97,6 +98,11 @@ class Rig:
         self.queue = collections.deque([np.zeros(n) for _ in range(delay)], maxlen=delay)
         self.samples = None
         self.guard = False              # the service's speed check, while it runs
+        # the loop stalled now and then: (every, longest) s, each stall a third of longest to
+        # longest; meanwhile the arm acts on the last command (the drive holds it)
+        self.stalls, self.rng, self.stalled = stalls, np.random.default_rng(seed), 0
+        self.retries = 0                # poses swept again after a stall
+        self.fastest = 0.0              # the fastest joint speed the loop saw in ``estimate``
 
     @property
     def ctrl(self):
@@ -109,6 +115,13 @@ class Rig:
             t = sim.t
             if not np.all(np.isfinite(q)) or np.abs(qd).max() > 100.0:
                 raise pe.Refusal(f'the simulation diverged at {t:.3f} s')
+            if self.stalled > 0:
+                self.stalled -= 1
+                self.queue.append(self.queue[-1])
+                continue
+            if self.stalls and self.rng.random() < sim.dt / self.stalls[0]:
+                self.stalled = int(self.rng.uniform(1 / 3, 1) * self.stalls[1] / sim.dt)
+            self.fastest = max(self.fastest, float(np.abs(qd[self.ctrl.cmd]).max()))
             if self.guard:
                 pe.check_speed(self.model, qd, self.ctrl.cmd)
             reply = loop.joint_states(self.names, q.tolist(), qd.tolist(),
@@ -138,23 +151,36 @@ class Rig:
         samples, self.samples = self.samples, None
         return tuple(np.array([s[k] for s in samples]) for k in range(3))
 
+    def _passes(self, q, d, chain):
+        """Sweep pose ``q`` forwards and backwards; return the two passes' means and rows."""
+        ctrl, model = self.ctrl, self.model
+        T, (a, b) = pe.SWEEP_TIME, pe.WINDOW
+        self.run(self.move(q - d) + pe.SETTLE)
+        passes = []
+        for target in (q + d, q - d):
+            self.move(target, T)
+            self.run(a * T)
+            qs, qds, rs = self.window((b - a) * T)
+            pe.check_followed(ctrl, qs, qds, d, chain)
+            passes.append((qs.mean(axis=0), rs.mean(axis=0),
+                           pe.pass_rows(model, self.link, qs, qds), np.abs(qds.mean(axis=0))))
+            self.run((1 - b) * T + pe.SETTLE)
+        pe.check_mirrored(model, passes[0][3], passes[1][3], chain)
+        return passes
+
     def _sweeps(self, Q, d, chain):
         """Sweep each pose forwards and backwards; return (q, r, A, missed) for the fit."""
-        ctrl, model = self.ctrl, self.model
         at, r, A, missed = [], [], [], 0.0
-        T, (a, b) = pe.SWEEP_TIME, pe.WINDOW
         for q in Q:
-            self.run(self.move(q - d) + pe.SETTLE)
-            passes = []
-            for target in (q + d, q - d):
-                self.move(target, T)
-                self.run(a * T)
-                qs, qds, rs = self.window((b - a) * T)
-                pe.check_followed(ctrl, qs, qds, d, chain)
-                passes.append((qs.mean(axis=0), rs.mean(axis=0),
-                               pe.pass_rows(model, self.link, qs, qds), np.abs(qds.mean(axis=0))))
-                self.run((1 - b) * T + pe.SETTLE)
-            pe.check_mirrored(model, passes[0][3], passes[1][3], chain)
+            for attempt in range(pe.STALL_RETRIES + 1):       # as the service
+                late = self.loop.late
+                try:
+                    passes = self._passes(q, d, chain)
+                    break
+                except pe.Refusal:
+                    if self.loop.late == late or attempt == pe.STALL_RETRIES:
+                        raise
+                    self.retries += 1
             q_mean, r_mean, friction, rows = pe.combine(*passes)
             at.append(q_mean)
             r.append(r_mean)
@@ -171,6 +197,7 @@ class Rig:
         ctrl, model, cmd = self.ctrl, self.model, self.ctrl.cmd
         t0, w0 = self.sim.t, time.monotonic()
         q0 = self.sim.q.copy()
+        self.fastest = 0.0
         Q = pe.poses(model, q0, self.link, cmd, amplitude)
         chain = pe.wrist_joints(model, self.link, cmd)     # what the payload loads
         d = pe.sweep(model, Q, chain)

@@ -30,7 +30,7 @@ import pytest
 from types import SimpleNamespace
 
 from robot_dynamics_ros.control import payload_estimation as pe
-from robot_dynamics_ros.dynamics import RobotModel, gravity_torques, rnea
+from robot_dynamics_ros.dynamics import crba, gravity_torques, RobotModel, rnea
 from robot_dynamics_ros.dynamics.model import inertia_matrix, inertia_six
 
 from conftest import robot_urdf
@@ -292,7 +292,9 @@ def test_the_services_gains_are_stiffer_within_the_loops_bandwidth():
     nothing = pe.PayloadFit('link7', 0.0, np.zeros(3), np.zeros(3), 0.0, 0.0, 4, 1.0)
     assert not pe.carry(ctrl, saved, nothing, Q, d)       # no payload found: none carried
     assert np.all(ctrl.kp <= (pe.MAX_BANDWIDTH / 1e-3) ** 2 + 1e-6)
-    assert np.all(ctrl.kp >= w * w) and ctrl.kp[6] > w * w   # the light wrist: more
+    cap = pe.effort_frequency(ctrl)
+    assert np.all(ctrl.kp >= np.minimum(w, cap) ** 2 - 1e-6)
+    assert ctrl.kp[6] > w * w                                   # the light wrist: more
     np.testing.assert_allclose(ctrl.kd, 2 * np.sqrt(ctrl.kp))
     pe.hand_back(ctrl, saved)
     assert np.all(ctrl.kp == 100.0) and np.all(ctrl.kd == 20.0)
@@ -345,3 +347,53 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
     assert ctrl.trajectory is None and np.array_equal(ctrl.hold, ctrl.q)
     with pytest.raises(Refused, match='joint6 moved at'):
         service._check(ctrl)
+
+
+def test_no_joint_is_stiffer_than_its_effort_limit_holds():
+    """
+    The service's gains: EFFORT_SHARE of a joint's effort limit holds HOLD_ERROR, no stiffer.
+
+    ur5's shoulder at SERVICE_FREQUENCY (M 3 kg m^2 x 2500) spent its 150 N m on 2 cm.
+    """
+    rig = Rig(robot_urdf('ur5'), 'tool0', np.array(ARMS['ur5'][1]), PAYLOAD)
+    ctrl = rig.ctrl
+    saved = pe.take_over(ctrl, 1e-3, np.arange(6))
+    M = np.diag(crba(ctrl.model, ctrl.q))
+    held = M * ctrl.kp * pe.HOLD_ERROR          # the torque of HOLD_ERROR
+    limits = ctrl.model.effort_limits
+    assert np.all(held <= pe.EFFORT_SHARE * limits * (1 + 1e-9)), held / limits
+    assert np.all(ctrl.kp >= 100.0)             # never softer than the node's
+    assert ctrl.kp[1] < 400.0 and ctrl.kp[5] == pe.SERVICE_FREQUENCY ** 2   # shoulder; wrist 3
+    np.testing.assert_allclose(ctrl.kd, 2 * np.sqrt(ctrl.kp))
+    pe.hand_back(ctrl, saved)
+    # a lowered effort limit (the node's effort_limits) lowers it
+    ctrl.set_effort_limits({'shoulder_lift_joint': 75.0})
+    saved = pe.take_over(ctrl, 1e-3, np.arange(6))
+    assert abs(M[1] * ctrl.kp[1] * pe.HOLD_ERROR - pe.EFFORT_SHARE * 75.0) < 1e-6
+    pe.hand_back(ctrl, saved)
+
+
+@pytest.mark.parametrize('arm, seed', [('ur5', 0), ('ur5', 1), ('panda', 1)])
+def test_stalls_of_the_loop_neither_run_the_arm_away_nor_spoil_the_estimate(arm, seed):
+    """
+    The loop stalls for 50-150 ms every 0.5 s on average, commands 3 ms late (a loaded machine).
+
+    The drive holds the last command meanwhile. At SERVICE_FREQUENCY on every joint ur5's elbow
+    came back to an error that saturated its effort, the torque rate limit slewed it and the arm
+    swung at 2 rad/s (seed 0: the runaway refusal); panda's wrist, held by a stall during a
+    pass, did not follow it steadily (every seed refused). Now: found within 3 % and 5 mm, no
+    joint over MOVE_SPEED by more than a tenth, and a pose spoiled by a stall swept again
+    (panda, seed 1).
+    """
+    link, q0 = ARMS[arm]
+    rig = Rig(robot_urdf(arm), link, np.array(q0), PAYLOAD, delay=3, stalls=(0.5, 0.15),
+              seed=seed)
+    rig.run(1.5)
+    fit, missed, seconds, _ = rig.estimate()
+    print(f'{arm} seed {seed}: {fit.mass:.4f} kg at {np.round(fit.com, 4)}, fastest '
+          f'{rig.fastest:.2f} rad/s, {rig.retries} poses swept again, {seconds:.1f} s')
+    assert abs(fit.mass - PAYLOAD.mass) < 0.03 * PAYLOAD.mass, fit
+    assert np.abs(fit.com - PAYLOAD.com).max() < 5e-3, fit
+    assert rig.fastest < 1.1 * pe.MOVE_SPEED, rig.fastest
+    if arm == 'panda':
+        assert rig.retries >= 1

@@ -66,6 +66,9 @@ NO_MODEL_GRACE = 3.0
 # m) from its last point is worth a warning: the result alone reads as reached
 UNCHECKED_ERROR = 0.01
 FOLLOWING_MODES = ('feedforward', 'computed_torque')     # the modes that take goals
+# s: a commanded state received this long after the one before counts as late (the process or
+# its peer stalled: a loaded machine; the drive held the last command meanwhile)
+LATE = 0.02
 LIMITS_PERIOD = 0.05    # s: ~/active_limits at most this often (it changes within a millisecond)
 LIMIT_TEXT = dict(position='the soft position limit', velocity='the velocity limit',
                   workspace='the workspace wall', tool_speed='the tool speed limit',
@@ -111,6 +114,7 @@ class ControlLoop:
         self.stamp = 0.0                  # the latest commanded-joint state's stamp (0: none)
         self.reported_stale = None        # the stale (or missing) commanded joints reported
         self.gaps = collections.deque(maxlen=20)   # recent intervals between commanded states
+        self.late = 0                     # commanded states received over LATE after the last
         self.last_update = None
         self.no_model_since = None        # when joint_states first came without a model
         self.model_time = None
@@ -237,7 +241,10 @@ class ControlLoop:
         if n_cmd == 0:
             return None         # e.g. a gripper's own stream: state updated, no command of its own
         if self.last_update is not None:
-            self.gaps.append(now - self.last_update)
+            gap = now - self.last_update
+            self.gaps.append(gap)
+            if gap > LATE:
+                self.late += 1
         self.last_update = now
         self.stamp = stamp
         reply = self.reply.clear()

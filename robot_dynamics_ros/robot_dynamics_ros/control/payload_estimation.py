@@ -75,6 +75,14 @@ SETTLE = 0.15                   # s after a move ends before the next (5 / K_O a
 # (kp 100, 10 rad/s) lets a light wrist carrying an unmodelled tool sag and stick.
 SERVICE_FREQUENCY = 50.0        # rad/s
 BANDWIDTH = 0.1
+# And no joint stiffer than its effort limit can hold: EFFORT_SHARE of it over an error of
+# HOLD_ERROR (M_jj w^2 HOLD_ERROR). At w = 50 rad/s ur5's shoulder (M 3 kg m^2) spends its whole
+# 150 N m on 2 cm: when the loop stalls for 0.1 s (a loaded machine; the drive holds the last
+# command) the error it comes back to saturates the effort, the torque rate limit slews it, and
+# the arm swung at 2 rad/s (measured in process, bench/bench_payload_arms.py --stalls). ur5 gets
+# 17-33 rad/s on its shoulder to wrist 2; light wrists keep SERVICE_FREQUENCY.
+EFFORT_SHARE = 0.5
+HOLD_ERROR = 0.05               # rad
 # A joint whose friction in the model would hold it more than a quarter of the sweep behind at
 # that stiffness (xarm7's wrist: 1 N m Coulomb and 2 N m s/rad on 1e-3 kg m^2) gets more, up to
 # w T = MAX_BANDWIDTH: the sweep is made in motion, a joint its friction holds spoils it.
@@ -83,6 +91,9 @@ MAX_BANDWIDTH = 0.2
 # this share of its mean step
 FOLLOWING = 0.3
 MIRROR = 0.25           # of a joint's sweep speed: the most its two passes may differ
+# A pose whose passes failed those checks while a state came late (the loop's ``late``: a
+# process stalled, the drive held its last command for tens of ms) is swept again, this often
+STALL_RETRIES = 2
 CARRY_REACH = 0.3       # m: a preliminary centre of mass further from the link is not carried
 # rad/s (m/s): a joint faster than this aborts the sequence (its moves peak at MOVE_SPEED): the
 # service's gains with a model far from the arm's can be unstable
@@ -292,12 +303,31 @@ def check_mirrored(model, forward, backward, chain):
                       f'lacks the joint\'s rotor inertia, set armature)')
 
 
-def service_gains(kp, kd, period):
-    """Return (kp, kd) for the service's moves: SERVICE_FREQUENCY's where the given are softer."""
-    w = min(SERVICE_FREQUENCY, BANDWIDTH / max(float(period), 1e-6))
+def service_gains(kp, kd, period, cap=np.inf):
+    """
+    Return (kp, kd) for the service's moves: SERVICE_FREQUENCY's where the given are softer.
+
+    ``cap``: each joint's highest natural frequency (rad/s; ``effort_frequency``).
+    """
+    w = np.minimum(min(SERVICE_FREQUENCY, BANDWIDTH / max(float(period), 1e-6)), cap)
     kp, kd = np.asarray(kp, dtype=float), np.asarray(kd, dtype=float)
     softer = kp < w * w
     return np.where(softer, w * w, kp), np.where(softer, 2.0 * w, kd)
+
+
+def effort_frequency(ctrl):
+    """
+    Return each joint's highest natural frequency (rad/s) for the service's gains.
+
+    The one at which EFFORT_SHARE of its effort limit holds HOLD_ERROR with the model's inertia
+    at the pose it is at: sqrt(EFFORT_SHARE limit / (M_jj HOLD_ERROR)); inf without a limit.
+    """
+    limits = ctrl.base_model.effort_limits.copy()
+    limits[ctrl.cmd] = ctrl.limits                  # the node's overrides
+    M = np.diag(crba(ctrl.model, ctrl.q))
+    with np.errstate(divide='ignore', invalid='ignore'):
+        w = np.sqrt(EFFORT_SHARE * limits / (M * HOLD_ERROR))
+    return np.where(np.isnan(w), np.inf, w)
 
 
 def take_over(ctrl, period, chain):
@@ -307,15 +337,15 @@ def take_over(ctrl, period, chain):
     No compensation: what the model has wrong about the friction cancels between a sweep's
     passes, while a compensation of friction the arm lacks pushes a light joint off its path
     (xarm7's wrist whirled, 1 N m against 1.4 N m/rad). The gains are the joints of ``chain``'s
-    (those that move the link; z1's gripper at kp 1e4 ran away). Return what ``hand_back``
-    restores.
+    (those that move the link; z1's gripper at kp 1e4 ran away), each at most its
+    ``effort_frequency`` at the pose it is at. Return what ``hand_back`` restores.
     """
     saved = (ctrl.kp, ctrl.kd, ctrl.friction_scale, ctrl.model, float(period))
     # held where it is: the pose it held (a finished trajectory's end) is where the node's
     # softer gains let an unmodelled tool sag from, by up to a radian on a light wrist; the
     # stiffer gains would snap the arm back
     ctrl.trajectory, ctrl.hold = None, ctrl.q.copy()
-    kp, kd = service_gains(ctrl.kp, ctrl.kd, period)
+    kp, kd = service_gains(ctrl.kp, ctrl.kd, period, effort_frequency(ctrl))
     ctrl.kp, ctrl.kd = ctrl.kp.copy(), ctrl.kd.copy()
     chain = np.asarray(chain, dtype=np.int64)       # the others (a gripper's fingers) keep theirs
     ctrl.kp[chain], ctrl.kd[chain] = kp[chain], kd[chain]

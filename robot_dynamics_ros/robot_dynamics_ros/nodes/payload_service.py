@@ -44,6 +44,7 @@ import numpy as np
 from rclpy.parameter import Parameter
 
 from ..control import payload_estimation as pe
+from ..control.loop import LATE
 from ..dynamics.model import com_inertia, inertia_matrix, inertia_six, mcI
 
 DEFAULT_AMPLITUDE = 0.5         # rad (m)
@@ -283,14 +284,26 @@ class PayloadService:
         Sweep each pose of Q by +-d, forwards and backwards; return (q, r, A, missed).
 
         The fit's rows (``pe.combine``) and the largest friction (N m) the model missed in the
-        passes. pe.Refusal when a joint of ``rows`` did not follow a pass.
+        passes. pe.Refusal when a joint of ``rows`` did not follow a pass, unless a state came
+        late meanwhile: then that pose is swept again (up to pe.STALL_RETRIES times).
         """
         at, estimates, A, missed = [], [], [], 0.0
+        loop = self.node.loop
         for q in Q:
-            self._go(ctrl, q - d)
-            forward = self._sweep(ctrl, link, q + d, d, rows)
-            backward = self._sweep(ctrl, link, q - d, d, rows)
-            pe.check_mirrored(ctrl.model, forward[3], backward[3], rows)
+            for attempt in range(pe.STALL_RETRIES + 1):
+                late = loop.late
+                try:
+                    self._go(ctrl, q - d)
+                    forward = self._sweep(ctrl, link, q + d, d, rows)
+                    backward = self._sweep(ctrl, link, q - d, d, rows)
+                    pe.check_mirrored(ctrl.model, forward[3], backward[3], rows)
+                    break
+                except pe.Refusal as e:
+                    if loop.late == late or attempt == pe.STALL_RETRIES:
+                        raise
+                    self.node.get_logger().info(
+                        f'estimate_payload: {e}; joint_states came over {LATE * 1e3:g} ms late '
+                        f'meanwhile (a stalled process): that pose swept again')
             q_mean, r_mean, friction, rows_A = pe.combine(forward, backward)
             missed = max(missed, float(np.abs(friction[rows]).max()))
             at.append(q_mean)
