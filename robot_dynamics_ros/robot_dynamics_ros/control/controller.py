@@ -478,23 +478,24 @@ class Controller:
         """
         Return the velocities the task modes' friction compensation takes (model order).
 
-        Per commanded joint the measured one or, where larger, the one the target's twist asks
-        (J^+ v_d, least norm; not the force axes, whose target twist is a force's): a joint held
-        by its stiction gets its friction compensated as soon as the target moves, as along a
-        joint trajectory, instead of once the impedance's error has broken it free (xarm7, 1 N m
-        Coulomb per joint: stuck for 0.33 s when a slide began, the pressed force sagging 1.9 N).
+        Per commanded joint the one the target's twist asks (J^+ v_d, least norm; not the force
+        axes, whose target twist is a force's), zero while the target is still: a joint held by
+        its stiction gets its friction compensated as soon as the target moves, as along a joint
+        trajectory (xarm7, 1 N m Coulomb per joint: stuck for 0.33 s when a slide began, the
+        pressed force sagging 1.9 N). Never the measured one: that is negative damping wherever
+        the model's friction exceeds the arm's (fc / epsilon against the impedance's damping:
+        xarm7's URDF friction, compensated in full on an arm without it, diverged in 6 ms), as
+        while holding a pose in the joint modes. ``qd`` gives the shape.
         """
+        out = np.zeros_like(qd, dtype=float)
         law, target = self.law, self.task_target
         if law is None or target is None or not np.any(target[2]):
-            return qd
+            return out
         v = target[2]
         if self.force.active:
             v = np.where(self.force.axes, 0.0, v)
         J = law.jacobian[:, self.cmd]
-        ask = J.T @ np.linalg.solve(J @ J.T + 1e-6 * np.eye(6), v)
-        out = np.array(qd, dtype=float)
-        sub = out[self.cmd]
-        out[self.cmd] = np.where(np.abs(ask) > np.abs(sub), ask, sub)
+        out[self.cmd] = J.T @ np.linalg.solve(J @ J.T + 1e-6 * np.eye(6), v)
         return out
 
     def _carry_on(self, law, target, now):

@@ -52,7 +52,8 @@ PARAMETERS = {
                                           'output: b qd + fc tanh(qd / '
                                           'friction_velocity_epsilon) + torque_offset, on the '
                                           'desired velocity along a trajectory, none while '
-                                          'holding a pose, the measured one in gravity mode',
+                                          'holding a pose, the one the target twist asks in '
+                                          'the task modes, the measured one in gravity mode',
                                           False),
     'friction_velocity_epsilon': (float, 0.01, 'velocity scale of the smooth Coulomb sign (rad/s '
                                                'or m/s)', False),
