@@ -42,7 +42,7 @@ from robot_dynamics_ros.control import identification as idf  # noqa: E402
 from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
 from robot_dynamics_ros.tools.recordings import read  # noqa: E402
 from test_identify_cli import run  # noqa: E402
-from test_identify_known_load import GAINS, PAYLOAD, heavier, record  # noqa: E402
+from test_identify_known_load import GAINS, PAYLOAD, arm_and_truth, record  # noqa: E402
 
 LINKS = {'ur5': 'tool0', 'kinova': 'j2s6s200_end_effector'}
 
@@ -61,11 +61,7 @@ def main():
     urdf = os.path.join(erd_root(), ROBOTS[args.arm])
     link = LINKS[args.arm]
     nominal = RobotModel.from_urdf_file(urdf)
-    n = nominal.n
-    rng = np.random.default_rng(5)
-    truth = dict(damping=rng.uniform(0.2, 0.8, n), friction=rng.uniform(1.0, 2.5, n),
-                 asymmetry=rng.uniform(-0.4, 0.4, n), offset=rng.uniform(-0.8, 0.8, n))
-    arm = heavier(nominal, 1.1)
+    arm, truth = arm_and_truth(nominal)
     load = (args.load_mass, tuple(args.load_com), (0.004, 0.0, 0.0, 0.004, 0.0, 0.003))
     d = tempfile.mkdtemp(prefix='bench_known_load_')
     record(arm, nominal, truth, 1, 30.0, f'{d}/unloaded.csv')
@@ -98,7 +94,7 @@ def main():
         rows[f'known load, reach {reach}'] = g.gains
     idf.SLOW_REACH = kept
     print('\n| gains | ' + ' | '.join(nominal.joint_names) + ' |')
-    print('| --- |' + ' --- |' * n)
+    print('| --- |' + ' --- |' * nominal.n)
     for tag, g in rows.items():
         print(f'| {tag} (error %) | ' + ' | '.join(f'{100 * (x / k - 1):+.2f}'
                                                     for x, k in zip(g, GAINS)) + ' |')

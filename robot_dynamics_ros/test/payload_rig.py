@@ -29,6 +29,7 @@ Friction: ``model_friction`` and ``arm_friction`` are (Coulomb, viscous) per joi
 Used by test_payload_estimation and bench/bench_payload_arms.py.
 """
 import collections
+import functools
 import time
 from types import SimpleNamespace
 
@@ -168,19 +169,15 @@ class Rig:
         pe.check_mirrored(model, passes[0][3], passes[1][3], chain)
         return passes
 
+    def _swept_again(self, refusal):
+        self.retries += 1
+
     def _sweeps(self, Q, d, chain):
         """Sweep each pose forwards and backwards; return (q, r, A, missed) for the fit."""
         at, r, A, missed = [], [], [], 0.0
         for q in Q:
-            for attempt in range(pe.STALL_RETRIES + 1):       # as the service
-                late = self.loop.late
-                try:
-                    passes = self._passes(q, d, chain)
-                    break
-                except pe.Refusal:
-                    if self.loop.late == late or attempt == pe.STALL_RETRIES:
-                        raise
-                    self.retries += 1
+            passes = pe.retried_after_stalls(functools.partial(self._passes, q, d, chain),
+                                             lambda: self.loop.late, self._swept_again)
             q_mean, r_mean, friction, rows = pe.combine(*passes)
             at.append(q_mean)
             r.append(r_mean)

@@ -57,6 +57,15 @@ def heavier(model, share):
     return with_parameters(model, pi)
 
 
+def arm_and_truth(nominal):
+    """Return (the arm: ``nominal`` 10 % heavier, its friction and offsets: ``record``'s truth)."""
+    n = nominal.n
+    rng = np.random.default_rng(5)
+    truth = dict(damping=rng.uniform(0.2, 0.8, n), friction=rng.uniform(1.0, 2.5, n),
+                 asymmetry=rng.uniform(-0.4, 0.4, n), offset=rng.uniform(-0.8, 0.8, n))
+    return heavier(nominal, 1.1), truth
+
+
 def record(arm, nominal, truth, seed, seconds, path, amplitude=0.8):
     sim = Simulator(arm, dt=1e-3, damping=truth['damping'], friction=truth['friction'],
                     friction_asymmetry=truth['asymmetry'], position_limits=False)
@@ -71,11 +80,7 @@ def recordings(tmp_path_factory):
     d = tmp_path_factory.mktemp('known_load')
     urdf = os.path.join(erd_root(), ROBOTS['ur5'])
     nominal = RobotModel.from_urdf_file(urdf)
-    n = nominal.n
-    rng = np.random.default_rng(5)
-    truth = dict(damping=rng.uniform(0.2, 0.8, n), friction=rng.uniform(1.0, 2.5, n),
-                 asymmetry=rng.uniform(-0.4, 0.4, n), offset=rng.uniform(-0.8, 0.8, n))
-    arm = heavier(nominal, 1.1)
+    arm, truth = arm_and_truth(nominal)
     record(arm, nominal, truth, 1, 30.0, d / 'unloaded.csv')
     record(arm.with_payload('tool0', *LOAD), nominal, truth, 3, 30.0, d / 'loaded.csv')
     record(arm.with_payload('tool0', *PAYLOAD), nominal, truth, 4, 20.0, d / 'payload.csv')

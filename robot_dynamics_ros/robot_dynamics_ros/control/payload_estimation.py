@@ -325,9 +325,7 @@ def effort_frequency(ctrl):
     limits = ctrl.base_model.effort_limits.copy()
     limits[ctrl.cmd] = ctrl.limits                  # the node's overrides
     M = np.diag(crba(ctrl.model, ctrl.q))
-    with np.errstate(divide='ignore', invalid='ignore'):
-        w = np.sqrt(EFFORT_SHARE * limits / (M * HOLD_ERROR))
-    return np.where(np.isnan(w), np.inf, w)
+    return np.sqrt(EFFORT_SHARE * limits / (M * HOLD_ERROR))
 
 
 def take_over(ctrl, period, chain):
@@ -475,6 +473,25 @@ def move_time(q_from, q_to, commanded):
     rows = np.asarray(commanded, dtype=np.int64)
     travel = np.abs(np.asarray(q_to, dtype=float) - np.asarray(q_from, dtype=float))[rows]
     return max(MOVE_TIME, QUINTIC_PEAK * float(travel.max(initial=0.0)) / MOVE_SPEED)
+
+
+def retried_after_stalls(attempt, late, again=None):
+    """
+    Return ``attempt()``, run again where it was refused while a state came late.
+
+    ``late``: a callable returning how many states have come late (the loop's ``late``). A
+    Refusal raised while that grew is retried, up to STALL_RETRIES times, ``again(refusal)``
+    called first; any other is raised.
+    """
+    for k in range(STALL_RETRIES + 1):
+        before = late()
+        try:
+            return attempt()
+        except Refusal as e:
+            if late() == before or k == STALL_RETRIES:
+                raise
+            if again is not None:
+                again(e)
 
 
 def check_speed(model, qd, commanded):

@@ -37,6 +37,7 @@ it is: no observer, a trajectory running, a collision reaction, an unknown link,
 not determine the payload, joint_states stale, another estimate running; and after the sequence,
 a negative mass or a residual that says the arm was disturbed.
 """
+import functools
 import threading
 import time
 
@@ -289,27 +290,28 @@ class PayloadService:
         """
         at, estimates, A, missed = [], [], [], 0.0
         loop = self.node.loop
+
+        def again(e):
+            self.node.get_logger().info(
+                f'estimate_payload: {e}; joint_states came over {LATE * 1e3:g} ms late '
+                f'meanwhile (a stalled process): that pose swept again')
         for q in Q:
-            for attempt in range(pe.STALL_RETRIES + 1):
-                late = loop.late
-                try:
-                    self._go(ctrl, q - d)
-                    forward = self._sweep(ctrl, link, q + d, d, rows)
-                    backward = self._sweep(ctrl, link, q - d, d, rows)
-                    pe.check_mirrored(ctrl.model, forward[3], backward[3], rows)
-                    break
-                except pe.Refusal as e:
-                    if loop.late == late or attempt == pe.STALL_RETRIES:
-                        raise
-                    self.node.get_logger().info(
-                        f'estimate_payload: {e}; joint_states came over {LATE * 1e3:g} ms late '
-                        f'meanwhile (a stalled process): that pose swept again')
+            forward, backward = pe.retried_after_stalls(
+                functools.partial(self._passes, ctrl, link, q, d, rows), lambda: loop.late, again)
             q_mean, r_mean, friction, rows_A = pe.combine(forward, backward)
             missed = max(missed, float(np.abs(friction[rows]).max()))
             at.append(q_mean)
             estimates.append(r_mean)
             A.append(rows_A)
         return at, estimates, A, missed
+
+    def _passes(self, ctrl, link, q, d, rows):
+        """Sweep pose ``q`` by +-d forwards and backwards; return the two passes (``_sweep``)."""
+        self._go(ctrl, q - d)
+        forward = self._sweep(ctrl, link, q + d, d, rows)
+        backward = self._sweep(ctrl, link, q - d, d, rows)
+        pe.check_mirrored(ctrl.model, forward[3], backward[3], rows)
+        return forward, backward
 
     def _period(self):
         """Return the loop's period (s): the median interval of recent states, else 1 ms."""
