@@ -392,6 +392,22 @@ def test_a_stiffness_the_loop_period_cannot_hold_is_warned(ur5):
     assert 'bandwidth' in loop.log.keys('warning')
 
 
+def test_the_loop_period_is_in_the_states_own_time(arm):
+    # lockstep on a slow machine: states 1 ms apart in their stamps, received 2.5 ms apart
+    loop = make(arm, observer=False)
+    assert loop.period() is None
+    for k in range(10):
+        feed(loop, 1.0 + 0.0025 * k, stamp=100.0 + 0.001 * k)
+    assert loop.period() == pytest.approx(0.001)
+    assert np.median(loop.gaps) == pytest.approx(0.0025)    # staleness stays in wall time
+    # unstamped, or stamped alike: the time of receipt
+    for stamps in ([0.0] * 10, [100.0] * 10):
+        loop = make(arm, observer=False)
+        for k, stamp in enumerate(stamps):
+            feed(loop, 1.0 + 0.0025 * k, stamp=stamp)
+        assert loop.period() == pytest.approx(0.0025)
+
+
 # ---- commanding on a timer, parameter changes -----------------------------------------------
 def test_with_a_rate_the_states_only_update_and_the_timer_commands(arm):
     loop = make(arm, rate=500.0)

@@ -114,6 +114,7 @@ class ControlLoop:
         self.stamp = 0.0                  # the latest commanded-joint state's stamp (0: none)
         self.reported_stale = None        # the stale (or missing) commanded joints reported
         self.gaps = collections.deque(maxlen=20)   # recent intervals between commanded states
+        self.steps = collections.deque(maxlen=20)  # ... in their stamps' time (see ``period``)
         self.late = 0                     # commanded states received over LATE after the last
         self.last_update = None
         self.no_model_since = None        # when joint_states first came without a model
@@ -170,6 +171,7 @@ class ControlLoop:
         self.command = np.zeros(len(ctrl.joints))
         self.reported_stale, self.last_update = None, None
         self.gaps.clear()
+        self.steps.clear()
         self.model_time = now
         self._defaults_noted = False
         self.commands = self.estimates = 0         # torques_every counts anew per controller
@@ -245,6 +247,8 @@ class ControlLoop:
             self.gaps.append(gap)
             if gap > LATE:
                 self.late += 1
+            step = stamp - self.stamp if stamp > 0.0 and self.stamp > 0.0 else 0.0
+            self.steps.append(step if step > 0.0 else gap)
         self.last_update = now
         self.stamp = stamp
         reply = self.reply.clear()
@@ -763,6 +767,21 @@ class ControlLoop:
         self.reported_stale = stale
         return stale
 
+    def period(self):
+        """
+        Return the median interval (s) of recent commanded states, the loop's; or None.
+
+        In the states' own time, their stamps (the time of receipt where unstamped or stamped
+        alike). A simulation in lockstep acts one step after each state however slowly the
+        machine runs it: timed by receipt, beside two busy cores the payload estimate gave
+        xarm7's wrist the softer gains of a slower loop, and it stuck in its friction.
+        Read at each state, the node's simulated time (/clock) lags some states by a step
+        (xarm7 in lockstep: a median of 2 ms). On a loaded machine states arrive in bursts,
+        the median interval of receipt a third of their period (0.3-0.4 ms at 1 kHz beside busy
+        cores). None before 5 intervals.
+        """
+        return float(np.median(self.steps)) if len(self.steps) >= 5 else None
+
     def _slow_warning(self, timeout):
         """joint_states that arrive slower than 1/state_timeout go stale between messages."""
         if len(self.gaps) < 5:
@@ -897,10 +916,9 @@ class ControlLoop:
 
     def _bandwidth(self):
         """Warn when the task stiffness asks a bandwidth the loop's period cannot hold."""
-        law = self.ctrl.law
-        if law is None or len(self.gaps) < 5:
+        law, period = self.ctrl.law, self.period()
+        if law is None or period is None:
             return
-        period = float(np.median(self.gaps))
         lam = np.maximum(np.diag(law.lambda_), 1e-12)
         w = np.sqrt(law.stiffness / lam)
         axis = int(np.argmax(w))

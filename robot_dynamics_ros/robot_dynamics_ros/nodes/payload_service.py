@@ -54,6 +54,7 @@ WINDOW = 0.25                   # s over which the observer's estimate is averag
 AT_REST = 0.02                  # rad/s: the largest joint speed that counts as at rest
 STEADY = 0.002                  # N m: drift of the estimate over a window that counts as none
 DISTURBED = 0.1                 # of the estimate's RMS (+ 0.05 N m): a residual over it refused
+BACKSTOP = 10.0                 # a timeout's multiple in wall time: simulated time that stopped
 
 
 class Refused(Exception):
@@ -85,7 +86,8 @@ class PayloadService:
     def __init__(self, node):
         self.node = node
         self.busy = threading.Lock()
-        self.samples = None         # (q, r) appended by the node's observer while collecting
+        self.samples = None         # (q, qd, r) appended by the node's observer while collecting
+        self.window = None          # (a, b): only those of states timed within it (node time)
         self.saved = None           # what pe.take_over saved, while the service's gains act
         self.stopped = None         # why ``watch`` stopped the sequence
 
@@ -232,8 +234,13 @@ class PayloadService:
         ctrl = node.ctrl
         rows = pe.wrist_joints(ctrl.model, link, ctrl.cmd)
         model = ctrl.model
+        period = self._period()
         with node.lock:
-            saved = self.saved = pe.take_over(ctrl, self._period(), rows)
+            saved = self.saved = pe.take_over(ctrl, period, rows)
+            gains = self._gains(ctrl, rows)
+        node.get_logger().info(f'estimate_payload on {link}: {len(Q)} poses, at rest then swept; '
+                               f'the service\'s kp {gains} (for a loop period of '
+                               f'{period * 1e3:.2f} ms)')
         at, estimates, missed = [], [], 0.0
         try:
             for k, q in enumerate(Q):
@@ -250,7 +257,14 @@ class PayloadService:
                 raise Refused(str(e)) from None
             with node.lock:
                 self._check(ctrl)
-                pe.carry(ctrl, saved, first, Q, d)
+                carried = pe.carry(ctrl, saved, first, Q, d)
+                gains = self._gains(ctrl, rows)
+            node.get_logger().info(
+                f'estimate_payload: at rest {first.mass:.3g} kg at '
+                f'{np.round(first.com, 3).tolist()} m, '
+                + ('computed with' if carried else 'not computed with (too far or too heavy to '
+                                                   'trust)')
+                + f'; the sweeps\' kp {gains}')
             try:
                 at, estimates, A, missed = self._sweeps(ctrl, link, Q, d, rows)
             except pe.Refusal as e:
@@ -279,6 +293,12 @@ class PayloadService:
                           A=np.array(A)), missed
         except ValueError as e:
             raise Refused(str(e)) from None
+
+    @staticmethod
+    def _gains(ctrl, rows):
+        """Return the kp of the joints ``rows`` as text, in the model's order."""
+        names = ctrl.model.joint_names
+        return ', '.join(f'{names[j]} {ctrl.kp[j]:.4g}' for j in sorted(rows))
 
     def _sweeps(self, ctrl, link, Q, d, rows):
         """
@@ -314,9 +334,9 @@ class PayloadService:
         return forward, backward
 
     def _period(self):
-        """Return the loop's period (s): the median interval of recent states, else 1 ms."""
-        gaps = self.node.loop.gaps
-        return float(np.median(gaps)) if len(gaps) >= 5 else 1e-3
+        """Return the loop's period (s): ``ControlLoop.period``, else 1 ms."""
+        period = self.node.loop.period()
+        return 1e-3 if period is None else period
 
     def _start(self, ctrl, target, duration=None):
         """Start a quintic to ``target`` (a move's duration by default); (it, its start time)."""
@@ -365,12 +385,13 @@ class PayloadService:
                 return node.loop.trajectory_time(node.clock()) >= t
             return reached
         why = 'the arm did not follow the sweep (held back, or touched?)'
-        self._wait(ctrl, at(a), why, pe.SWEEP_TIME + 5.0)
-        with node.lock:
-            self.samples = []
-        self._wait(ctrl, at(b), why, pe.SWEEP_TIME + 5.0)
-        with node.lock:
-            samples, self.samples = self.samples, None
+        with node.lock:     # the states of the window, however late this thread polls
+            self.samples, self.window = [], (a, b)
+        try:
+            self._wait(ctrl, at(b), why, pe.SWEEP_TIME + 5.0)
+        finally:
+            with node.lock:
+                samples, self.samples, self.window = self.samples, None, None
         self._go(ctrl, target, pe.SWEEP_TIME, started)
         if len(samples) < 5:
             raise Refused(f'{len(samples)} observer estimates in a sweep\'s window: '
@@ -397,21 +418,33 @@ class PayloadService:
         self._wait(ctrl, rested, 'the arm did not come to rest where the estimate was called '
                                  '(held back, or touched?)')
 
+    def _timer(self, timeout):
+        """
+        Return a callable: whether ``timeout`` s of the node's time have passed since now.
+
+        The node's time (simulated with use_sim_time) is the one the arm moves in, however
+        slowly the machine runs a simulation; BACKSTOP times as long in wall time as well, for a
+        simulated time that stopped.
+        """
+        clock = self.node.clock
+        end, wall = clock() + timeout, time.monotonic() + BACKSTOP * timeout
+        return lambda: clock() > end or time.monotonic() > wall
+
     def _wait(self, ctrl, ready, why, timeout=MOVE_TIME + 5.0):
         """
         Poll ``ready()`` every 10 ms under the node's lock until it is true.
 
         Each poll first checks that the estimate can go on (``_check``); Refused(why) after
-        ``timeout`` s.
+        ``timeout`` s (``_timer``).
         """
         node = self.node
-        deadline = time.monotonic() + timeout
+        expired = self._timer(timeout)
         while True:
             with node.lock:
                 self._check(ctrl)
                 if ready():
                     return
-            if time.monotonic() > deadline:
+            if expired():
                 raise Refused(why)
             time.sleep(0.01)
 
@@ -427,12 +460,12 @@ class PayloadService:
         window is taken again until steady, for up to MOVE_TIME + 5 s, else refused.
         """
         node = self.node
-        deadline = time.monotonic() + MOVE_TIME + 5.0
+        expired = self._timer(MOVE_TIME + 5.0)
         while True:
             with node.lock:
                 self.samples = []
-            end = time.monotonic() + WINDOW
-            while time.monotonic() < end:
+            ended = self._timer(WINDOW)
+            while not ended():
                 time.sleep(0.01)
                 with node.lock:
                     self._check(ctrl)
@@ -448,7 +481,7 @@ class PayloadService:
             drift, allowed = _drift(r)
             if drift <= allowed:
                 return q.mean(axis=0), r.mean(axis=0)
-            if time.monotonic() > deadline:
+            if expired():
                 raise Refused(f'the external-torque estimate did not settle at a pose (it '
                               f'drifts {drift:.3g} N m over {WINDOW} s): joint_states too late '
                               f'or irregular for an estimate, or the arm disturbed')
@@ -488,8 +521,14 @@ class PayloadService:
 
     def take(self, q, qd, r):
         """Take an estimate of the node's observer (it calls this under the node's lock)."""
-        if self.samples is not None:
-            self.samples.append((q.copy(), qd.copy(), r.copy()))
+        if self.samples is None:
+            return
+        if self.window is not None:
+            loop = self.node.loop
+            t = loop.trajectory_time(self.node.turn.seconds())
+            if not self.window[0] <= t <= self.window[1]:
+                return
+        self.samples.append((q.copy(), qd.copy(), r.copy()))
 
     # ---- after -------------------------------------------------------------------------------
     def _judge(self, fit):
