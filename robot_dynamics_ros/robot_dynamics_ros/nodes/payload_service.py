@@ -262,8 +262,9 @@ class PayloadService:
             node.get_logger().info(
                 f'estimate_payload: at rest {first.mass:.3g} kg at '
                 f'{np.round(first.com, 3).tolist()} m, '
-                + ('computed with' if carried else 'not computed with (too far or too heavy to '
-                                                   'trust)')
+                + ('computed with' if carried else
+                   f'not computed with (none, below zero, beyond {pe.CARRY_REACH:g} m of the '
+                   f'link, or its weight beyond the effort limits)')
                 + f'; the sweeps\' kp {gains}')
             try:
                 at, estimates, A, missed = self._sweeps(ctrl, link, Q, d, rows)
