@@ -99,3 +99,32 @@ def test_a_node_whose_destroy_node_hangs_ends_on_ctrl_c_with_status_0():
     assert 0 <= stacks < word, err
     assert 'did not end within 2.5 s' in err, err
     assert took < 40, took          # not the 60 s of the hang
+
+
+STOPPED_IN_CONSTRUCTION = '''
+import sys
+import rclpy.node
+from control_msgs.action import FollowJointTrajectory
+from rclpy.action import ActionServer
+from robot_dynamics_ros.nodes.common import run_node
+
+
+class StoppedNode(rclpy.node.Node):
+    def __init__(self):
+        super().__init__('stopped_in_construction')
+        # what rclpy's C signal handler does at once on SIGINT, before this process's Python
+        # handler has run: the context down under the constructor, whose next call raises
+        # (an action server: ValueError, as feedforward_node's in CI)
+        self.context.try_shutdown()
+        ActionServer(self, FollowJointTrajectory, 'follow', execute_callback=lambda goal: None)
+
+sys.exit(run_node(StoppedNode, sys.argv))
+'''
+
+
+def test_a_stop_under_the_constructor_ends_with_status_0_without_a_traceback():
+    pytest.importorskip('rclpy')
+    done = subprocess.run([sys.executable, '-c', STOPPED_IN_CONSTRUCTION], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert 'Traceback' not in done.stderr, done.stderr

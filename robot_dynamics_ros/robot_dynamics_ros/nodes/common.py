@@ -570,9 +570,12 @@ def run_node(node_class, args=None, help_text=''):
             node = node_class()
         except Exception:           # noqa: B902 - judged below
             # a stop during start-up shuts the context down under the constructor, whose next
-            # rclpy call then raises (NotInitializedException creating the loop's side node,
-            # seen in CI): a stop, not an error
-            if interrupted and not rclpy.ok():
+            # rclpy call then raises (NotInitializedException creating the loop's side node;
+            # ValueError creating the trajectory action's server: both seen in CI): a stop, not
+            # an error. rclpy's C handler shuts the context down at once, while this module's
+            # handler runs only once the main thread is back in Python: ``interrupted`` may
+            # still be empty here (the ValueError's case)
+            if not rclpy.ok():
                 return 0
             raise
         if interrupted:
