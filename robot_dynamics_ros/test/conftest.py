@@ -15,11 +15,13 @@
 """Shared fixtures: example-robot-data URDFs, the Pinocchio oracle, DDS kept on this machine."""
 import os
 import random
+import resource
 import shutil
 import signal
 import subprocess
 import sys
 import sysconfig
+import time
 
 import pytest
 
@@ -39,6 +41,37 @@ if PART == 'offline':
     os.environ['ROS_DOMAIN_ID'] = OFFLINE_DOMAIN
 
 
+# nodeid -> (CPU s of this process, of the children it waited for) during the test
+CPU = {}
+CPU_TOP = 20
+
+
+# Tests whose result cannot depend on the ROS 2 distribution (marked any_distro: computation with
+# the pinned numpy, numba, Pinocchio, importing nothing of ROS) need to run on one distribution
+# only; CI runs them once, beside both distributions' runs. RDR_TEST_ANY_DISTRO: 'skip' leaves
+# them out, 'only' keeps only them (and then refuses any import of ROS 2, so that a module marked
+# any_distro that does depend on the distribution fails there instead of passing unseen); unset:
+# every test.
+ANY_DISTRO = os.environ.get('RDR_TEST_ANY_DISTRO', '')
+ROS_MODULES = ('rclpy', 'rcl_interfaces', 'rosidl_runtime_py', 'ament_index_python', 'launch',
+               'launch_ros')
+
+
+class _NoRos:
+    """A meta path finder that refuses ROS 2's modules (RDR_TEST_ANY_DISTRO=only)."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name.split('.')[0].endswith(('_msgs', '_srvs')) or any(
+                name == m or name.startswith(m + '.') for m in ROS_MODULES):
+            raise ImportError(f'{name}: a test marked any_distro imports ROS 2 (its result may '
+                              f'depend on the distribution: do not mark it any_distro)')
+        return None
+
+
+if ANY_DISTRO == 'only':
+    sys.meta_path.insert(0, _NoRos())
+
+
 # Why the tests of ROS 2's launch system and CLI skip here: neither is on a package registry.
 NO_LAUNCH = ("ROS 2's launch system (launch, launch_ros, launch_testing) is on no package "
              "registry: this test runs where ROS 2 is installed (colcon test in a workspace)")
@@ -51,11 +84,37 @@ def pytest_configure(config):
         config.addinivalue_line('markers', f'{marker}: a code style check (ament linters)')
     config.addinivalue_line('markers', 'offline: starts no ROS process and no DDS participant '
                             '(dev.sh runs these beside the others, at idle CPU priority)')
+    config.addinivalue_line('markers', 'any_distro: imports nothing of ROS 2, so its result is '
+                            'the same on every distribution (CI runs it once, see ANY_DISTRO)')
+    config.addinivalue_line('markers', 'distro: in a module marked any_distro, a test that does '
+                            'depend on the distribution')
+    if ANY_DISTRO not in ('', 'skip', 'only'):
+        raise pytest.UsageError(f'RDR_TEST_ANY_DISTRO={ANY_DISTRO}: skip, only, or unset')
     if PART not in ('', 'ros', 'offline'):
         raise pytest.UsageError(f'RDR_TEST_PART={PART}: ros, offline, or unset for every test')
 
 
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """Count each test's CPU time: this process's and its finished children's (the nodes)."""
+    own, kids = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
+    yield
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    CPU[item.nodeid] = (time.process_time() - own,
+                        after.ru_utime + after.ru_stime - kids.ru_utime - kids.ru_stime)
+
+
 def pytest_terminal_summary(terminalreporter):
+    if CPU and terminalreporter.config.getoption('durations', None) is not None:
+        # what the CI budget is made of on two saturated cores: CPU, not wall time
+        top = sorted(CPU.items(), key=lambda kv: -sum(kv[1]))[:CPU_TOP]
+        terminalreporter.write_sep('=', f'most CPU of {len(CPU)} tests (this process + children)')
+        for nodeid, (own, kids) in top:
+            terminalreporter.write_line(f'{own + kids:7.2f}s cpu ({own:6.2f} + {kids:6.2f})  '
+                                        f'{nodeid}')
+        terminalreporter.write_line(
+            f'total {sum(a for a, _ in CPU.values()):.0f} s in this process + '
+            f'{sum(b for _, b in CPU.values()):.0f} s in its children')
     if PART == 'offline' and terminalreporter.stats.get('failed'):
         terminalreporter.write_line(
             f'RDR_TEST_PART=offline: ROS_DOMAIN_ID={OFFLINE_DOMAIN} here, so rcl refuses DDS '
@@ -63,14 +122,28 @@ def pytest_terminal_summary(terminalreporter):
             f'must not be marked offline')
 
 
+def pytest_ignore_collect(collection_path, config):
+    """RDR_TEST_ANY_DISTRO=only: import only the modules that mark tests any_distro."""
+    if ANY_DISTRO == 'only' and collection_path.suffix == '.py' and \
+            collection_path.name.startswith('test_'):
+        return 'mark.any_distro' not in collection_path.read_text(encoding='utf-8')
+    return None
+
+
+def any_distro(item):
+    """Return whether ``item``'s result cannot depend on the ROS 2 distribution."""
+    return (item.get_closest_marker('any_distro') is not None
+            and item.get_closest_marker('distro') is None)
+
+
 def pytest_collection_modifyitems(config, items):
-    """Keep the part of the suite RDR_TEST_PART names (see PART)."""
-    if not PART:
-        return
+    """Keep the part of the suite RDR_TEST_PART and RDR_TEST_ANY_DISTRO name."""
     keep, drop = [], []
     for item in items:
         offline = item.get_closest_marker('offline') is not None
-        (keep if offline == (PART == 'offline') else drop).append(item)
+        kept = (not PART or offline == (PART == 'offline')) and (
+            not ANY_DISTRO or any_distro(item) == (ANY_DISTRO == 'only'))
+        (keep if kept else drop).append(item)
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
@@ -141,6 +214,19 @@ def interrupt_group(proc, timeout=30):
     except subprocess.TimeoutExpired:
         os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
+
+
+@pytest.fixture(scope='module')
+def ros():
+    """
+    Return rclpy, initialised for the module's tests (the one rclpy fixture of the suite).
+
+    A module whose tests all need it says ``pytestmark = pytest.mark.usefixtures('ros')``.
+    """
+    rclpy = pytest.importorskip('rclpy')
+    rclpy.init()
+    yield rclpy
+    rclpy.shutdown()
 
 
 XACRO_ARM = 'rdr_test_arm_description'

@@ -34,7 +34,7 @@ from robot_dynamics_ros.simulation.world import World
 
 from conftest import erd_root, robot_urdf
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 G = 9.81
 BALL = '''<robot name="ball"><link name="base"/>

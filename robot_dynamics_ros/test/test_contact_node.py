@@ -44,13 +44,6 @@ def panda_args(world, *more):
             '-p', 'hold_until_command:=false', *more]
 
 
-@pytest.fixture(scope='module')
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
-
-
 def test_the_arm_lands_on_the_table_the_sensor_reads_and_the_table_goes(ros, tmp_path):
     world = tmp_path / 'world.yaml'
     world.write_text(TABLE)

@@ -29,7 +29,7 @@ from robot_dynamics_ros.control.loop import (BANDWIDTH_LIMIT, BUMPLESS, NO_MODEL
                                              STAMP_TOLERANCE, ControlLoop)
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques, rnea
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 VALUES = {'rate': 0.0, 'state_timeout': 0.1, 'on_timeout': 'zero',
           'observer.torque_source': 'auto', 'external_torques_every': 1,

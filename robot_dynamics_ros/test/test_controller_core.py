@@ -20,7 +20,7 @@ from robot_dynamics_ros.control import Controller
 from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, example_urdf,
                                          gravity_torques, rnea)
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 
 @pytest.fixture

@@ -36,7 +36,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
-from ros_harness import NodeProcess, seconds  # noqa: E402
+from ros_harness import NodeProcess, seconds, spin_once  # noqa: E402
 
 START = np.array([np.pi / 2, -np.pi])          # the 2R arm's <ros2_control> initial values
 with open(example_urdf('planar_2r'), encoding='utf-8') as f:
@@ -78,7 +78,7 @@ class Loop:
     def spin(self, seconds):
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            rclpy.spin_once(self.node, timeout_sec=0.005)
+            spin_once(self.node, timeout_sec=0.005)
 
     def spin_sim(self, seconds, timeout=60.0):
         """Spin until the simulation (the joint_states stamps) has advanced ``seconds``."""
@@ -128,13 +128,6 @@ def command_steps(torques, period=1e-3):
     consecutive = np.diff(t) <= 1.5 * period
     steps = np.abs(np.diff(effort, axis=0)).max(axis=1)[consecutive]
     return (steps.max() if len(steps) else 0.0), int(consecutive.sum())
-
-
-@pytest.fixture
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
 
 
 def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):

@@ -22,7 +22,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, coriolis
 from conftest import robot_urdf
 from pinocchio_oracle import Oracle
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 ROBOTS = ['ur5', 'panda', 'baxter', 'allegro', 'kinova', 'solo12']
 

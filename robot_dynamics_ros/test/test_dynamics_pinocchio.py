@@ -27,7 +27,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, crba, gr
 from conftest import ROBOTS, robot_urdf
 from pinocchio_oracle import Oracle
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 RTOL = 1e-9
 N_STATES = 8

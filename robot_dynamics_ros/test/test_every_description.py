@@ -35,7 +35,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, aba, bias_torques, coriolis
 from conftest import erd_root
 from pinocchio_oracle import Oracle
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 RTOL = 1e-9
 # The only files refused, and why (every other file Pinocchio loads must load).

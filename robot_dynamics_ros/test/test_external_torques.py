@@ -46,7 +46,6 @@ from geometry_msgs.msg import Wrench  # noqa: E402
 from robot_dynamics_msgs.msg import CollisionEvent  # noqa: E402
 from robot_dynamics_msgs.srv import ApplyWrench  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -56,17 +55,13 @@ from robot_dynamics_ros.dynamics import (RobotModel, example_urdf,  # noqa: E402
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import NodeProcess, spin_executor  # noqa: E402
+from ros_harness import DrainingExecutor, NodeProcess, spin_executor, spin_once  # noqa: E402
 
 K = 50.0
 FORCE = np.array([20.0, 0.0, 0.0, 0.0, 0.0, 0.0])      # N in panda_hand's frame
 
 
-@pytest.fixture(scope='module', autouse=True)
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
+pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
 
 
 def stamp(msg):
@@ -97,7 +92,7 @@ class Loop:
             tmp_path / f'{ns}_ctrl.log')
         self.node = rclpy.create_node(f'{ns}_listener', namespace=f'/{ns}')
         # one executor that keeps the node (rclpy.spin_once adds and removes it at every call)
-        self.executor = SingleThreadedExecutor()
+        self.executor = DrainingExecutor()
         self.executor.add_node(self.node)
         self.external, self.events = [], []
         # the estimate comes with the state it belongs to (position): one 1 kHz stream to follow,
@@ -316,7 +311,7 @@ def test_detection_arms_only_once_the_estimate_is_under_the_thresholds(tmp_path)
         while time.monotonic() < end:
             msg.header.stamp = node.get_clock().now().to_msg()
             pub.publish(msg)
-            rclpy.spin_once(node, timeout_sec=0.005)
+            spin_once(node, timeout_sec=0.005)
             if until is not None and until():
                 return True
         return until is None

@@ -29,7 +29,7 @@ from robot_dynamics_ros.dynamics import RobotModel, example_urdf, rnea
 
 from conftest import robot_urdf
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 
 def waypoints(model, kind, m, seed, duration=2.0):

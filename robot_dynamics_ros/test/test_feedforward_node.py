@@ -50,13 +50,6 @@ ARMS = {
 }
 
 
-@pytest.fixture(scope='module')
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
-
-
 class Arm:
     """A running feedforward_node for one robot, the test's peer, and the oracle."""
 

@@ -37,7 +37,6 @@ from control_msgs.msg import JointTolerance  # noqa: E402
 from geometry_msgs.msg import Wrench  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
 from rclpy.action.client import GoalStatus  # noqa: E402
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from robot_dynamics_msgs.srv import ApplyWrench  # noqa: E402
@@ -48,7 +47,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from robot_dynamics_ros.dynamics import RobotModel, frame_placement  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import NodeProcess, ros_list, seconds, spin_executor  # noqa: E402
+from ros_harness import DrainingExecutor, NodeProcess, ros_list, seconds, spin_executor  # noqa: E402,E501
 
 Result = FollowJointTrajectory.Result
 ARMS = {
@@ -59,11 +58,7 @@ ARMS = {
 }
 
 
-@pytest.fixture(scope='module', autouse=True)
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
+pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
 
 
 class Rig:
@@ -82,7 +77,7 @@ class Rig:
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={path}', '-p', 'use_sim_time:=true',
             '-p', 'mode:=computed_torque', *controller_args], tmp_path / f'{ns}_ctrl.log')
         self.node = rclpy.create_node(f'{ns}_client', namespace=f'/{ns}')
-        self.executor = SingleThreadedExecutor()
+        self.executor = DrainingExecutor()
         self.executor.add_node(self.node)
         self.states = []
         self.node.create_subscription(JointState, 'joint_states', self.states.append, 100)
@@ -426,7 +421,7 @@ def test_tolerance_parameters_from_a_params_file_are_checked(tmp_path):
     proc = NodeProcess('feedforward_node', ['--params-file', str(params), '-r', '__ns:=/fjt_pf'],
                        tmp_path / 'pf.log')
     node = rclpy.create_node('fjt_pf_client', namespace='/fjt_pf')
-    executor = SingleThreadedExecutor()
+    executor = DrainingExecutor()
     executor.add_node(node)
     client = AsyncParameterClient(node, 'inverse_dynamics_controller')
     try:

@@ -32,7 +32,6 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 from geometry_msgs.msg import WrenchStamped  # noqa: E402
-from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from robot_dynamics_msgs.msg import Contacts  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -42,7 +41,7 @@ from robot_dynamics_ros.dynamics.energy import body_poses  # noqa: E402
 from robot_dynamics_ros.simulation.geometry import arm_geometry  # noqa: E402
 
 from conftest import erd_root, robot_urdf  # noqa: E402
-from ros_harness import NodeProcess, ros_list  # noqa: E402
+from ros_harness import DrainingExecutor, NodeProcess, ros_list, spin_lean  # noqa: E402
 
 Q0 = [0.0, -1.0, 1.8, -2.4, -1.57, 0.0]
 PROBE = '''<joint name="probe_joint" type="fixed"><parent link="ee_link"/><child link="probe"/>
@@ -52,11 +51,7 @@ PROBE = '''<joint name="probe_joint" type="fixed"><parent link="ee_link"/><child
 CTRL = 'inverse_dynamics_controller'
 
 
-@pytest.fixture(scope='module', autouse=True)
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
+pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
 
 
 def setup_files(tmp_path):
@@ -91,20 +86,19 @@ def test_the_probe_presses_ten_newtons_on_the_table_with_the_sensor_then_the_obs
         '-p', 'task.frame:=probe', '-p', 'task.force_axes:=[0, 0, 1, 0, 0, 0]',
         '-p', 'use_sim_time:=true', '-p', 'state_timeout:=0.5'], tmp_path / 'ctrl.log')
     node = rclpy.create_node('force_peer', namespace=ns)
-    executor = MultiThreadedExecutor(num_threads=2)
+    executor = DrainingExecutor()
     executor.add_node(node)
     contacts, states, readings = [], [], []
-    node.create_subscription(Contacts, 'dynamics_simulator/contacts', contacts.append, 100)
-    node.create_subscription(JointState, 'joint_states', states.append, 100)
+    node.create_subscription(Contacts, 'dynamics_simulator/contacts', contacts.append, 1000)
+    node.create_subscription(JointState, 'joint_states', states.append, 1000)
     node.create_subscription(WrenchStamped, 'force_torque_sensor_broadcaster/wrench',
-                             readings.append, 100)
+                             readings.append, 1000)
     target = node.create_publisher(WrenchStamped, f'{CTRL}/target_wrench', 10)
     zero = node.create_client(Trigger, f'{CTRL}/zero_ft_sensor')
     spinning = [True]
 
     def spin():
-        while spinning[0]:
-            executor.spin_once(timeout_sec=0.05)
+        spin_lean(executor, lambda: spinning[0])
     thread = threading.Thread(target=spin, daemon=True)
     thread.start()
 

@@ -31,7 +31,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, crba, dynamically_consisten
 from conftest import ROBOTS, robot_urdf
 from pinocchio_oracle import Oracle
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 TOL = 1e-12
 REFS = {'world': pin.WORLD, 'local': pin.LOCAL, 'local_world_aligned': pin.LOCAL_WORLD_ALIGNED}

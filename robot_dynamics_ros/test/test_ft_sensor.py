@@ -31,7 +31,7 @@ from robot_dynamics_ros.simulation.ft_sensor import FTSensor
 
 from conftest import robot_urdf
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 
 def with_joint_at(xml, joint, kind, axis):

@@ -30,7 +30,7 @@ from robot_dynamics_ros.dynamics.regressor import parameters, regressor, with_pa
 from conftest import robot_urdf
 from identification_data import EPSILON, recording, true_arm
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 NOISE = (1e-5, 1e-3, 0.01)      # position rad, velocity rad/s, effort share of its RMS
 

@@ -35,7 +35,6 @@ import numpy as np
 import pytest
 
 rclpy = pytest.importorskip('rclpy')
-from rclpy.executors import SingleThreadedExecutor  # noqa: E402
 from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
@@ -48,17 +47,13 @@ from robot_dynamics_ros.tools.identify import WAYPOINT_RATE, corrected_descripti
 
 from conftest import ROBOTS, erd_root  # noqa: E402
 from identification_data import true_arm  # noqa: E402
-from ros_harness import NodeProcess, ros_list, seconds  # noqa: E402
+from ros_harness import DrainingExecutor, LEAN_PAUSE, NodeProcess, ros_list, seconds  # noqa: E402
 
 DURATION = 10.0         # s: one period of the excitation at 0.1 Hz
 CONTROLLER = 'inverse_dynamics_controller'
 
 
-@pytest.fixture(scope='module', autouse=True)
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
+pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
 
 
 def trajectory_msg(names, t, q, qd=None, qdd=None):
@@ -89,7 +84,7 @@ class Rig:
             '-p', 'mode:=computed_torque', '-p', 'use_sim_time:=true', *extra],
             tmp_path / f'{tag}_ctrl.log')
         self.node = rclpy.create_node(f'recorder_{tag}', namespace=f'/{ns}')
-        self.executor = SingleThreadedExecutor()
+        self.executor = DrainingExecutor()
         self.executor.add_node(self.node)
         # serialized, as ros2 bag record takes them: one callback per message and no
         # deserialization while the loop runs, so that this node keeps up on a loaded machine
@@ -128,6 +123,7 @@ class Rig:
         end = time.monotonic() + timeout
         while time.monotonic() < end and not predicate():
             self.executor.spin_once(timeout_sec=0.01)
+            time.sleep(LEAN_PAUSE)
         return predicate()
 
     def run(self, msg, after=0.5, timeout=240.0):

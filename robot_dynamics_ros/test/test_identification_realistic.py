@@ -42,7 +42,7 @@ from conftest import ROBOTS, erd_root
 from pinocchio_oracle import Oracle
 from test_identification import fourier
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 CLI = [sys.executable, '-m', 'robot_dynamics_ros.tools.cli']
 EPSILON = 0.01

@@ -36,7 +36,7 @@ from conftest import ROBOTS, erd_root
 from identification_data import recording, true_arm, write_bag
 from test_identification import NOISE, fourier
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 CLI = [sys.executable, '-m', 'robot_dynamics_ros.tools.cli']
 
@@ -357,6 +357,7 @@ def test_the_waypoints_give_back_the_series_as_the_controller_samples_them():
     assert np.abs(exact[0]).max() > 0.5
 
 
+@pytest.mark.distro      # the nodes import rclpy
 def test_nodes_do_not_load_the_identification_dependencies():
     def loaded(imports):
         code = (f'import sys; import {imports}; '

@@ -43,7 +43,7 @@ from test_identification import fourier
 from test_identification_realistic import drive
 from test_identify_cli import run
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 GAINS = np.array([8.0, 40.0, 20.0, 12.0, 25.0, 10.0])       # N m per A, gear included
 LOAD = (2.0, (0.05, 0.0, 0.05), (0.004, 0.0, 0.0, 0.004, 0.0, 0.003))

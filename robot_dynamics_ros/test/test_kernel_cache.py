@@ -30,7 +30,7 @@ import pytest
 
 from test_planar_2r import closed_form
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 # One process of a test: load gravity's kernel from the cache (or compile it: the first run), use
 # it, call it with an integer state; in the second run also compile crba's kernel (not cached).

@@ -40,7 +40,7 @@ from rcl_interfaces.srv import GetParameters, ListParameters  # noqa: E402
 from rclpy.parameter import parameter_value_to_python  # noqa: E402
 
 from conftest import executable, interrupt_group  # noqa: E402
-from ros_harness import NodeProcess, call_service  # noqa: E402
+from ros_harness import NodeProcess, call_service, spin_once  # noqa: E402
 
 LAUNCH = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), 'launch')
 
@@ -243,7 +243,7 @@ def _check_topics(peer, label, nodes, started, failures):
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline and not any(
             i.node_name == CONTROLLER for i in peer.get_publishers_info_by_topic(topic)):
-        rclpy.spin_once(peer, timeout_sec=0.1)
+        spin_once(peer, timeout_sec=0.1)
     if not any(i.node_name == CONTROLLER for i in peer.get_publishers_info_by_topic(topic)):
         failures.append(f'{label}: {CONTROLLER} does not publish on {topic}')
     described = specs.get(SIMULATOR, ctrl if 'urdf_file' in ctrl.parameter_values() else None)

@@ -35,7 +35,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, frame_p
 from conftest import robot_urdf
 from test_control_loop import VALUES, Log
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), '..', '..', 'bench'))
 UR5_POSE = np.array([0.0, -1.2, 1.5, -1.9, -1.57, 0.0])

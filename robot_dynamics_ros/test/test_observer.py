@@ -29,7 +29,7 @@ from robot_dynamics_ros.simulation import Simulator
 
 from conftest import robot_urdf
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 K = 50.0
 DT = 1e-3

@@ -41,17 +41,13 @@ rclpy = pytest.importorskip('rclpy')
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import PACKAGE, NodeProcess  # noqa: E402
+from ros_harness import NodeProcess, PACKAGE, spin_once  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(PACKAGE), 'bench'))
 import bench_observer  # noqa: E402
 
 
-@pytest.fixture(scope='module', autouse=True)
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
+pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
 
 
 @pytest.mark.parametrize('arm, rate', [('ur5', 1000.0), ('panda', 500.0)])
@@ -80,7 +76,7 @@ def test_in_real_time_states_are_stamped_a_step_apart(tmp_path):
     try:
         end = time.monotonic() + 60
         while len(states) < 3000 and time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.01)
+            spin_once(node, timeout_sec=0.01)
         assert len(states) >= 3000, (len(states), sim.log()[-1500:])
         ns = np.array([m.header.stamp.sec * 10**9 + m.header.stamp.nanosec for m in states])
         gaps = np.diff(ns[-2500:])

@@ -36,7 +36,7 @@ from robot_dynamics_ros.dynamics.model import inertia_matrix, inertia_six
 from conftest import robot_urdf
 from payload_rig import Rig, friction_of
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02, 0.02])}
@@ -322,6 +322,7 @@ def test_no_move_of_the_sequence_asks_more_than_move_speed():
     assert abs(np.max(30 * s**2 - 60 * s**3 + 30 * s**4) - pe.QUINTIC_PEAK) < 1e-9
 
 
+@pytest.mark.distro      # PayloadService is in nodes/, which imports rclpy
 def test_the_service_stops_at_the_first_state_of_a_runaway():
     """
     ``PayloadService.watch`` (the node calls it each turn): the node's gains back, held there.

@@ -38,7 +38,6 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 from geometry_msgs.msg import Wrench  # noqa: E402
-from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from robot_dynamics_msgs.srv import ApplyWrench, EstimatePayload  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
@@ -48,7 +47,7 @@ from robot_dynamics_ros.nodes.payload_service import AT_REST  # noqa: E402
 from robot_dynamics_ros.tools.identify import with_payload_link  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import NodeProcess, ros_list  # noqa: E402
+from ros_harness import DrainingExecutor, NodeProcess, ros_list, spin_lean  # noqa: E402
 
 PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
                           inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
@@ -66,11 +65,7 @@ IDENTIFIED = 1.0 + 0.005 * np.array([1, -1, 1, -1, 1, -1, 1, 0, 0])
 TIMEOUT = 0.5
 
 
-@pytest.fixture(scope='module', autouse=True)
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
+pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
 
 
 class Rig:
@@ -98,12 +93,12 @@ class Rig:
             '-p', f'state_timeout:={TIMEOUT}',
             *controller_args], tmp_path / f'{tag}_ctrl.log')
         self.node = rclpy.create_node(f'payload_peer_{tag}', namespace=f'/{ns}')
-        self.executor = MultiThreadedExecutor(num_threads=2)
+        self.executor = DrainingExecutor()
         self.executor.add_node(self.node)
         self.states, self.torques = [], []
-        self.node.create_subscription(JointState, 'joint_states', self.states.append, 100)
+        self.node.create_subscription(JointState, 'joint_states', self.states.append, 1000)
         self.node.create_subscription(JointState, 'inverse_dynamics_controller/torques',
-                                      self.torques.append, 100)
+                                      self.torques.append, 1000)
         self.estimate = self.node.create_client(
             EstimatePayload, 'inverse_dynamics_controller/estimate_payload')
         self.push = self.node.create_client(ApplyWrench, 'dynamics_simulator/apply_wrench')
@@ -114,8 +109,7 @@ class Rig:
         self.thread.start()
 
     def _spin(self):
-        while self.spinning:
-            self.executor.spin_once(timeout_sec=0.05)
+        spin_lean(self.executor, lambda: self.spinning)
 
     def wait(self, predicate, timeout):
         end = time.monotonic() + timeout

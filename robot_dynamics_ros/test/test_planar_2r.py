@@ -25,7 +25,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, example
                                          gravity_torques, rnea)
 from robot_dynamics_ros.control import quintic
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 M1, M2, L1, L2, G = 10.0, 5.0, 1.0, 0.8, 9.81
 

@@ -36,7 +36,7 @@ rclpy = pytest.importorskip('rclpy')
 from sensor_msgs.msg import JointState  # noqa: E402
 
 from conftest import NO_ROS2_CLI, interrupt_group  # noqa: E402
-from ros_harness import call_service  # noqa: E402
+from ros_harness import call_service, spin_once  # noqa: E402
 from robot_dynamics_ros.dynamics import (RobotModel, example_urdf,  # noqa: E402
                                          gravity_torques)
 
@@ -74,7 +74,7 @@ def dev_venv():
 def wait_for(node, predicate, timeout):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline and not predicate():
-        rclpy.spin_once(node, timeout_sec=0.05)
+        spin_once(node, timeout_sec=0.05)
     return predicate()
 
 

@@ -37,19 +37,12 @@ from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torque
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
 from conftest import robot_urdf  # noqa: E402
-from ros_harness import CONFIG, NodeProcess, Peer, executable  # noqa: E402
+from ros_harness import CONFIG, NodeProcess, Peer, executable, spin_once  # noqa: E402
 from test_every_description import stack_description  # noqa: E402
 
 ARM = [f'panda_joint{i}' for i in range(1, 8)]
 FINGERS = ['panda_finger_joint1', 'panda_finger_joint2']
 Q_ARM = np.array([0.1, -0.5, 0.3, -2.0, 0.2, 1.6, 0.7])
-
-
-@pytest.fixture(scope='module')
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
 
 
 def start(tmp_path, name, ns, *args, params_file=True, env=None):
@@ -80,7 +73,7 @@ def streams(peer, seconds, arm=None, gripper=None, arm_period=0.002, gripper_per
         if gripper is not None and now >= next_grip:
             peer.publish_state(FINGERS, gripper, [0.0, 0.0])
             next_grip = now + gripper_period
-        rclpy.spin_once(peer.node, timeout_sec=0.001)
+        spin_once(peer.node, timeout_sec=0.001)
 
 
 def panda_gravity(q_arm, fingers):
@@ -305,7 +298,7 @@ def test_the_simulator_starts_any_arm_inside_its_limits(ros, tmp_path):
                                  'effort', 5), proc.log()
             end = time.monotonic() + 10
             while len(states) < 500 and time.monotonic() < end:
-                rclpy.spin_once(node, timeout_sec=0.05)
+                spin_once(node, timeout_sec=0.05)
             # no command: the arm holds its initial pose (it does not fall onto its stops)
             assert len(states) >= 500 and proc.alive(), proc.log()
             q = np.array([m.position for m in states])
@@ -333,7 +326,7 @@ def test_the_simulator_takes_the_ros2_control_command_order(ros, tmp_path):
         end = time.monotonic() + 10
         while time.monotonic() < end:
             pub.publish(Float64MultiArray(data=[7.0, -3.0]))       # joint2, joint1
-            rclpy.spin_once(node, timeout_sec=0.01)
+            spin_once(node, timeout_sec=0.01)
             if states and list(states[-1].effort) == [-3.0, 7.0]:
                 break
         assert states and list(states[-1].effort) == [-3.0, 7.0]     # in model order
@@ -389,7 +382,7 @@ def test_a_joint_that_moves_no_mass_is_refused_by_the_simulator_unless_it_has_ar
             tau = gravity_torques(model, q)
             tau[2] = 0.01                       # 1 rad/s^2 on a 0.01 kg m^2 rotor
             pub.publish(Float64MultiArray(data=tau.tolist()))
-            rclpy.spin_once(node, timeout_sec=0.01)
+            spin_once(node, timeout_sec=0.01)
         assert states and states[-1].velocity[2] >= 1.0, proc.log()
         assert 'simulation stopped' not in proc.log()
     finally:

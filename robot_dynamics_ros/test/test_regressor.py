@@ -29,7 +29,7 @@ from conftest import ROBOTS, robot_urdf
 from pinocchio_oracle import Oracle
 from test_dynamics_pinocchio import random_states
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 RTOL = 1e-12
 

@@ -24,7 +24,7 @@ import pytest
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques
 from robot_dynamics_ros.simulation import Sensors, SimulatedArm, Simulator
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 Q0 = np.array([0.3, -0.4])
 

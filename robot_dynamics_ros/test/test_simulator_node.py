@@ -33,7 +33,7 @@ from std_srvs.srv import Trigger  # noqa: E402
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
-from ros_harness import CONFIG, NodeProcess  # noqa: E402
+from ros_harness import CONFIG, NodeProcess, spin_once  # noqa: E402
 
 Q0 = [0.5, -0.3]
 
@@ -75,7 +75,7 @@ def sim(tmp_path_factory):
             while time.monotonic() < end:
                 if command is not None and not callable(command):
                     pub.publish(Float64MultiArray(data=[float(x) for x in command]))
-                rclpy.spin_once(node, timeout_sec=0.005)
+                spin_once(node, timeout_sec=0.005)
         finally:
             responder[0] = None
     s.spin = spin
@@ -85,13 +85,13 @@ def sim(tmp_path_factory):
         fut = reset.call_async(Trigger.Request())
         end = time.monotonic() + 10
         while not fut.done() and time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.01)
+            spin_once(node, timeout_sec=0.01)
         return fut.result()
     s.do_reset = do_reset
     assert proc.wait_log('simulating "planar_2r"', 20), proc.log()
     end = time.monotonic() + 20                     # until discovery has matched and data flows
     while len(states) < 200 and time.monotonic() < end:
-        rclpy.spin_once(node, timeout_sec=0.01)
+        spin_once(node, timeout_sec=0.01)
     assert len(states) >= 200, 'no joint_states from simulator_node'
     s.spin(0.5)
     yield s

@@ -29,7 +29,7 @@ from robot_dynamics_ros.simulation import SimulationDiverged, Simulator
 from conftest import robot_urdf
 from pinocchio_oracle import Oracle
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 PENDULUM = '''<robot name="pendulum"><link name="base"/>
 <joint name="j" type="continuous"><parent link="base"/><child link="rod"/>

@@ -41,14 +41,10 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import NodeProcess, ros_list  # noqa: E402
+from ros_harness import NodeProcess, ros_list, spin_once  # noqa: E402
 
 
-@pytest.fixture(scope='module', autouse=True)
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
+pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
 
 
 class Bench:
@@ -74,7 +70,7 @@ class Bench:
     def spin_until(self, predicate, timeout=10.0):
         end = time.monotonic() + timeout
         while time.monotonic() < end and not predicate():
-            rclpy.spin_once(self.node, timeout_sec=0.01)
+            spin_once(self.node, timeout_sec=0.01)
         return predicate()
 
     def call(self, kind, name, request, timeout=20.0):
@@ -175,7 +171,7 @@ def test_in_lockstep_each_command_acts_from_the_state_it_answers(tmp_path):
     def spin_until(predicate, timeout):
         end = time.monotonic() + timeout
         while time.monotonic() < end and not predicate():
-            rclpy.spin_once(node, timeout_sec=0.01)
+            spin_once(node, timeout_sec=0.01)
         return predicate()
 
     def ns(m):

@@ -37,7 +37,7 @@ from robot_dynamics_ros.simulation import Simulator
 
 from conftest import ROBOTS, erd_root, robot_urdf
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 ARMS = {'ur5': ('tool0', 6), 'panda': ('panda_hand', 7), 'xarm7': ('link7', 7)}
 # away from singularities (ur5's wrist is singular at wrist_2 = 0, its elbow stretched at 0)

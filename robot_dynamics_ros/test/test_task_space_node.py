@@ -31,7 +31,6 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 from geometry_msgs.msg import PoseStamped, TwistStamped, Wrench  # noqa: E402
-from rclpy.executors import MultiThreadedExecutor  # noqa: E402
 from rclpy.parameter import Parameter  # noqa: E402
 from robot_dynamics_msgs.srv import ApplyWrench  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
@@ -41,7 +40,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, crba, frame_jacobian,  # no
                                          frame_placement)
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import NodeProcess, ros_list, seconds  # noqa: E402
+from ros_harness import DrainingExecutor, NodeProcess, ros_list, seconds, spin_lean  # noqa: E402
 
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.5, -1.9, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])}
@@ -56,11 +55,7 @@ ARMATURE = '[0.1]'
 CTRL = 'inverse_dynamics_controller'
 
 
-@pytest.fixture(scope='module', autouse=True)
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
+pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
 
 
 class Rig:
@@ -85,7 +80,7 @@ class Rig:
             *controller_args],
             tmp_path / f'{tag}_ctrl.log')
         self.node = rclpy.create_node(f'task_peer_{tag}', namespace=f'/{ns}')
-        self.executor = MultiThreadedExecutor(num_threads=2)
+        self.executor = DrainingExecutor()
         self.executor.add_node(self.node)
         self.states, self.torques, self.poses, self.wrenches = [], [], [], []
         sub = self.node.create_subscription
@@ -104,8 +99,7 @@ class Rig:
         self.thread.start()
 
     def _spin(self):
-        while self.spinning:
-            self.executor.spin_once(timeout_sec=0.05)
+        spin_lean(self.executor, lambda: self.spinning)
 
     def wait(self, predicate, timeout):
         end = time.monotonic() + timeout

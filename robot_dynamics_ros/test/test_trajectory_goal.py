@@ -33,7 +33,7 @@ from robot_dynamics_ros.control.trajectory_goal import (
     resolve)
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, rnea
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 GOAL_VALUES = dict(allow_partial_joints_goal=False, allow_nonzero_velocity_at_trajectory_end=False,
                    constraints__goal_time=0.0, constraints__stopped_velocity_tolerance=0.01,

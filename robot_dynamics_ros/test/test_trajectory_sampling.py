@@ -18,7 +18,7 @@ import pytest
 
 from robot_dynamics_ros.control import JointTrajectory
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 S = 100.0   # start time
 

@@ -39,13 +39,6 @@ T0 = 500.0
 START, GOAL = np.array([0.3, -0.6]), np.array([0.8, -0.1])
 
 
-@pytest.fixture(scope='module')
-def ros():
-    rclpy.init()
-    yield
-    rclpy.shutdown()
-
-
 class StampedPeer(Peer):
     """The peer's joint states carry a stamp ``state_stamp`` (s) of their own."""
 

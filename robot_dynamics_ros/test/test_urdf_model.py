@@ -21,7 +21,7 @@ from robot_dynamics_ros.dynamics import (PRISMATIC, REVOLUTE, RobotModel, crba, 
 
 from pinocchio_oracle import Oracle
 
-pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
 INERTIAL = ('<inertial><origin xyz="{c}" rpy="{rpy}"/><mass value="{m}"/>'
             '<inertia ixx="{ixx}" ixy="0" ixz="0" iyy="{iyy}" iyz="0" izz="{izz}"/></inertial>')

@@ -68,14 +68,20 @@ class _Loop:
                 stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
             for exe, params, log in (('simulator_node', sim, self.logs[0]),
                                      ('feedforward_node', ctrl_params, self.logs[1]))]
+        from .common import DrainingExecutor
         rclpy.init()
         self.rclpy, self.node = rclpy, rclpy.create_node('closed_loop_demo')
+        # one executor that keeps the node and takes each stream's messages in one go: rclpy's
+        # spin_once(node) took one message a topic per wake-up, adding and removing the node
+        # every call, and the demo spent about as much CPU as the two nodes it drives
+        self.executor = DrainingExecutor()
+        self.executor.add_node(self.node)
 
     def spin_for(self, seconds, until=None, period=0.01):
         """Spin for ``seconds``, or until ``until()``; return whether it came (True without)."""
         end = time.monotonic() + seconds
         while time.monotonic() < end:
-            self.rclpy.spin_once(self.node, timeout_sec=period)
+            self.executor.spin_once(timeout_sec=period)
             if until is not None and until():
                 return True
         return until is None
@@ -90,6 +96,7 @@ class _Loop:
         self.spin_for(10.0, future.done)
 
     def close(self):
+        self.executor.shutdown()
         self.node.destroy_node()
         self.rclpy.shutdown()
         for p in self.procs:

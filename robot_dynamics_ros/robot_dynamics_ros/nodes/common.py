@@ -25,10 +25,12 @@ import time
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy._rclpy_pybind11 import RCLError
+from rclpy.exceptions import InvalidHandle
 from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.subscription import Subscription
 from std_msgs.msg import String
 
 from ..dynamics import RobotModel, load_description
@@ -187,13 +189,6 @@ def kind_name(kind):
 def shown_default(default):
     """Return a parameter's default as --help and the docs show it."""
     return repr(default) if default != '' else "''"
-
-
-# The description file both nodes take (declared by each with its own description text).
-FILE_PARAMETERS = {
-    'xacro_args': ('str[]', [], 'name:=value arguments for a .xacro urdf_file, as xacro takes '
-                                'them', True),
-}
 
 
 def file_description(node_name, urdf_file, xacro_args):
@@ -447,6 +442,41 @@ class _SingleThreadedExecutor(SingleThreadedExecutor):
 
 class _MultiThreadedExecutor(MultiThreadedExecutor):
     _sigint_gc = None       # see _SingleThreadedExecutor
+
+
+class DrainingExecutor(_SingleThreadedExecutor):
+    """
+    A single-threaded executor that takes every message a subscription holds at a wake-up.
+
+    rclpy's executors build a wait set and a task for each message; a reader of 1 kHz streams
+    that does not answer each message at once (a recorder, the demo, a test) spends most of its
+    CPU there. Here one wake-up hands the callback every message that came since the last, in
+    order (the subscription's depth must hold them). Services, clients and timers are served as
+    rclpy serves them.
+    """
+
+    def _take_subscription(self, sub):
+        taken = []
+        try:
+            with sub.handle:
+                while True:
+                    info = sub.handle.take_message(sub.msg_type, sub.raw)
+                    if info is None:
+                        break
+                    taken.append(info)
+        except InvalidHandle:
+            return None                 # destroyed meanwhile, as rclpy's own take
+        if not taken:
+            return None
+        with_info = sub._callback_type is not Subscription.CallbackType.MessageOnly
+
+        async def _execute():
+            for msg, info in taken:
+                if with_info:
+                    sub.callback(msg, info)
+                else:
+                    sub.callback(msg)
+        return _execute
 
 
 def _executor(context, threads=1):

@@ -20,7 +20,7 @@ and ``--help``, the docs and the README's tables are rendered from it.
 """
 from ..control import (FORCE_DEFAULTS, LIMIT_DEFAULTS, MODES, PROJECTORS, TASK_DEFAULTS,
                        TIMEOUT_BEHAVIOURS)
-from .common import FILE_PARAMETERS
+from .shared_declarations import FILE_PARAMETERS
 
 # name: (kind, default, description, read_only). Also per model joint, declared once the model is
 # known: default_positions.<joint> (float) and effort_limits.<joint> (float, the URDF's limit).

@@ -19,7 +19,7 @@ The one source of each parameter's name, default and description: the node decla
 and ``--help``, the docs and the README's tables are rendered from it.
 """
 from ..simulation import INTEGRATORS, START_MARGIN
-from .common import FILE_PARAMETERS
+from .shared_declarations import FILE_PARAMETERS
 
 # name: (kind, default, description, read_only)
 PARAMETERS = {
