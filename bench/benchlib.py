@@ -84,8 +84,15 @@ def call_service(node, client, request, timeout):
         return None
     future = client.call_async(request)
     end = time.monotonic() + timeout
+    # on the executor the node has, if any: rclpy.spin_once(node) would move it to the global
+    # executor for good (rclpy's add_node takes a node from its executor), and the soak's own
+    # executor then spun nothing (its joint states and commands stopped after the first call)
+    executor = node.executor
     while not future.done() and time.monotonic() < end:
-        rclpy.spin_once(node, timeout_sec=0.005)
+        if executor is not None:
+            executor.spin_once(timeout_sec=0.005)
+        else:
+            rclpy.spin_once(node, timeout_sec=0.005)
     return future.result() if future.done() else None
 
 

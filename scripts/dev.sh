@@ -25,7 +25,9 @@
 #
 # test runs the suite as two pytest sessions at once: the tests marked offline (computation,
 # files, command-line tools: no ROS process) at idle CPU priority beside the ROS tests (closed
-# loops over DDS in real time); RDR_TEST_SPLIT=0 runs it as one session.
+# loops over DDS in real time); RDR_TEST_SPLIT=0 runs it as one session. RDR_TEST_ANY_DISTRO=skip
+# leaves out the tests marked any_distro (their result cannot depend on the ROS 2 distribution),
+# =only runs only those (CI runs them once; see conftest.py).
 # RDR_TEST_HOGS=N (test only): N busy processes run beside the suite, one core each, as a laptop
 # with a browser open or a loaded CI machine would; the suite must pass so (issue 34).
 #

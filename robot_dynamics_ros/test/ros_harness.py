@@ -59,8 +59,12 @@ def spin_once(node, timeout_sec=None):
     """
     executor = _EXECUTORS.get(node)
     if executor is None:
-        executor = _EXECUTORS[node] = DrainingExecutor(context=node.context)
-        executor.add_node(node)
+        # the node's own executor if it has one: adding it to another takes it from that one
+        executor = node.executor
+        if executor is None:
+            executor = DrainingExecutor(context=node.context)
+            executor.add_node(node)
+        _EXECUTORS[node] = executor
     executor.spin_once(timeout_sec=timeout_sec)
 
 

@@ -140,7 +140,11 @@ def test_foreign_duplicated_and_short_messages(ros, tmp_path):
         peer.publish_description(robot_urdf('panda'))
         assert proc.wait_log('model "', 20), proc.log()
         peer.state = (ARM + FINGERS, list(Q_ARM) + [0.02, 0.02], [0.0] * 9)
-        peer.spin(1.0)
+        # until the states reach the node (discovery: a loaded CI machine took over the 1 s that
+        # was waited here, Kilted, and the command read was still on_timeout's zero)
+        assert peer.spin_until(lambda: peer.commands and not np.allclose(peer.commands[-1], 0),
+                               10.0), proc.log()
+        peer.spin(0.5)
         good = peer.commands[-1].copy()
         # a message naming none of the model's joints refreshes nothing
         peer.state = (['wheel_left', 'wheel_right'], [1.0, 2.0], [])
