@@ -59,8 +59,11 @@ def spin_once(node, timeout_sec=None):
     """
     executor = _EXECUTORS.get(node)
     if executor is None:
-        # the node's own executor if it has one: adding it to another takes it from that one
+        # the node's own executor if it is in one: adding it to another takes it from that one
+        # (node.executor may name one it was removed from: rclpy.spin_once leaves it so)
         executor = node.executor
+        if executor is not None and node not in executor.get_nodes():
+            executor = None
         if executor is None:
             executor = DrainingExecutor(context=node.context)
             executor.add_node(node)
