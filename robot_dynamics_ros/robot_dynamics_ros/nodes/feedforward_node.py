@@ -55,8 +55,8 @@ from ..control.loop import ControlLoop
 from ..control.task_space import external_wrench
 from ..dynamics import RobotModel, compile_kernels
 from ..dynamics.transmitted import ChildSide
-from .common import (STARTED, STREAM_DEPTH, BackgroundKernels, DescriptionSource, Throttle,
-                     TurnClock, coerce_numbers, declare, file_description, loop_node, run_node,
+from .common import (STARTED, STREAM_DEPTH, BackgroundKernels, DescriptionSource, LoopThread,
+                     Throttle, TurnClock, coerce_numbers, declare, file_description, run_node,
                      seconds, side_node, usage)
 from .feedforward_declarations import (DYNAMIC_PREFIXES, INTERFACES, NOTES,  # noqa: F401
                                        PARAMETERS, SUMMARY, constraint_parameters)
@@ -119,11 +119,11 @@ class FeedforwardNode(Node):
         self.create_subscription(WrenchStamped, self.values['force.topic'], self._on_ft_wrench,
                                  STREAM_DEPTH)
         self.create_service(Trigger, '~/zero_ft_sensor', self._on_zero_ft_sensor)
-        # callbacks of this node and of loop_node (joint_states, its own thread) take turns
+        # callbacks of this node and of the loop thread (joint_states) take turns
         self.lock = threading.RLock()
-        self.loop_node = loop_node(self, 'joint_states')
-        self.loop_node.create_subscription(JointState, self.resolve_topic_name('joint_states'),
-                                           self._on_joint_states, JOINT_STATE_QOS)
+        self.loop_thread = LoopThread(self)
+        self.loop_thread.subscribe(JointState, self.resolve_topic_name('joint_states'),
+                                   self._on_joint_states, JOINT_STATE_QOS)
         self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_service(InverseDynamics, '~/inverse_dynamics', self._on_inverse_dynamics)
         self.create_service(CheckTrajectory, '~/check_trajectory', self._on_check_trajectory)
@@ -174,7 +174,7 @@ class FeedforwardNode(Node):
     def destroy_node(self):
         self.observer_kernel.stop()
         self.trajectory_action.destroy()
-        self.loop_node.destroy_node()
+        self.loop_thread.destroy()
         self.service_node.destroy_node()
         return super().destroy_node()
 

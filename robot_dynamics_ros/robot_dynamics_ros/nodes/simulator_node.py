@@ -51,7 +51,7 @@ from ..simulation.ft_sensor import FTSensor
 from ..simulation.geometry import arm_geometry
 from ..simulation.sensors import FIELDS as SENSOR_FIELDS
 from ..simulation.world import World
-from .common import (DESCRIPTION_QOS, STREAM_DEPTH, DescriptionSource, Throttle,
+from .common import (DESCRIPTION_QOS, STREAM_DEPTH, DescriptionSource, LoopThread, Throttle,
                      coerce_numbers, declare, file_description, run_node, usage)
 from .launch_setup import SIMULATOR
 from .simulator_declarations import INTERFACES, PARAMETERS, SUMMARY
@@ -106,8 +106,12 @@ class SimulatorNode(Node):
         self.contacts_pub = self.create_publisher(Contacts, '~/contacts', STREAM_DEPTH)
         self.ft_sensor = None           # the FTSensor of the model (None: no sensor)
         self.xml = None                 # the description simulated (its collision geometry)
-        self.create_subscription(Float64MultiArray, 'effort_controller/commands',
-                                 self._on_command, 10)
+        # the commands (and lockstep's answers) in a thread of their own, off the executor
+        # that serves this node's services and parameters
+        self.loop_thread = LoopThread(self)
+        self.loop_thread.subscribe(Float64MultiArray,
+                                   self.resolve_topic_name('effort_controller/commands'),
+                                   self._on_command, 10)
         # lockstep one to one: the answer to the latest state (by its stamp) advances a step;
         # effort commands alone cannot say which state they answer, and every command that
         # answered none (a state published again while the controller started, a stale-state
@@ -116,7 +120,8 @@ class SimulatorNode(Node):
                         else None)
         self.answers_seen = (0.0, False)    # (when checked, a publisher on the answers topic)
         if self.answers is not None:
-            self.create_subscription(JointState, self.answers, self._on_answer, 10)
+            self.loop_thread.subscribe(JointState, self.resolve_topic_name(self.answers),
+                                       self._on_answer, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.create_service(Step, '~/step', self._on_step)
@@ -570,6 +575,8 @@ class SimulatorNode(Node):
         self.running = False
         if getattr(self, 'thread', None) is not None:
             self.thread.join(timeout=2.0)
+        if getattr(self, 'loop_thread', None) is not None:
+            self.loop_thread.destroy()
         super().destroy_node()
 
 
