@@ -84,14 +84,10 @@ def call_service(node, client, request, timeout):
         return None
     future = client.call_async(request)
     end = time.monotonic() + timeout
-    # on the executor the node is in, if any: rclpy.spin_once(node) would move it to the global
-    # executor for good (rclpy's add_node takes a node from its executor), and the soak's own
-    # executor then spun nothing (its joint states and commands stopped after the first call).
-    # node.executor alone is not enough: rclpy.spin_once leaves it naming the global executor
-    # the node was removed from again (bench_observer's service calls then never returned)
-    executor = node.executor
-    if executor is not None and node not in executor.get_nodes():
-        executor = None
+    # on the executor the node is in, if any (rclpy.spin_once would take the node from it: the
+    # soak's own executor then spun nothing after the first call)
+    from robot_dynamics_ros.nodes.common import executor_of
+    executor = executor_of(node)
     while not future.done() and time.monotonic() < end:
         if executor is not None:
             executor.spin_once(timeout_sec=0.005)

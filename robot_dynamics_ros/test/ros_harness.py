@@ -33,7 +33,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 # seconds: tests import it from here
 from robot_dynamics_ros.nodes.common import (DESCRIPTION_QOS, DrainingExecutor,  # noqa: F401
-                                             seconds)
+                                             executor_of, seconds)
 
 from conftest import executable  # noqa: F401 (tests import it from here too)
 
@@ -59,11 +59,7 @@ def spin_once(node, timeout_sec=None):
     """
     executor = _EXECUTORS.get(node)
     if executor is None:
-        # the node's own executor if it is in one: adding it to another takes it from that one
-        # (node.executor may name one it was removed from: rclpy.spin_once leaves it so)
-        executor = node.executor
-        if executor is not None and node not in executor.get_nodes():
-            executor = None
+        executor = executor_of(node)       # adding the node to another would take it away
         if executor is None:
             executor = DrainingExecutor(context=node.context)
             executor.add_node(node)

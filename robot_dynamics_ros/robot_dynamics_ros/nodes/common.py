@@ -540,6 +540,19 @@ class DrainingExecutor(_SingleThreadedExecutor):
         return _execute
 
 
+def executor_of(node):
+    """
+    Return the executor that spins ``node`` now, or None.
+
+    Spin a node there, not with ``rclpy.spin_once(node)``: rclpy's ``add_node`` takes a node from
+    the executor it was in, which then spins it no more. ``node.executor`` alone does not tell:
+    ``rclpy.spin_once`` removes the node from the global executor after its turn and leaves
+    ``node.executor`` naming it.
+    """
+    executor = node.executor
+    return executor if executor is not None and node in executor.get_nodes() else None
+
+
 def _executor(context, threads=1):
     """Return an executor on ``context``, or None when the context is down (or goes down)."""
     try:
