@@ -181,7 +181,8 @@ install_pkg() {
   "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d; d.warmup()
 from robot_dynamics_ros.control import observer  # declares the observer kernel of feedforward_node
 from robot_dynamics_ros.control import task_space  # declares the task-space kernel
-d.compile_kernels(["observer_step", "task_command", "limit_command"])
+from robot_dynamics_ros.control import limits  # declares the limits layer'"'"'s kernel
+d.compile_kernels(["observer_step", "task_command", "limit_command", "joint_bounds"])
 from robot_dynamics_ros.simulation import Simulator
 s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])
 from robot_dynamics_ros.nodes import teardown  # the exit watchdog of both nodes

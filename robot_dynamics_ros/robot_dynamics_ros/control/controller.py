@@ -41,8 +41,8 @@ from ..dynamics import bias_torques, frame_jacobian, frame_placement, gravity_to
 from .feasibility import check as check_trajectory
 from .force import ForceLoop, at_frame, check as check_force
 from .limits import LimitLayer
-from .task_space import (PROJECTORS, TASK_MODES, TaskSpaceLaw, _values, external_wrench,
-                         limit_command)
+from . import task_space       # task_space.limit_command: an entry point, rebound once compiled
+from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, _values, external_wrench
 from .trajectory import JointTrajectory
 
 MODES = ('gravity', 'feedforward', 'computed_torque') + TASK_MODES
@@ -1004,7 +1004,7 @@ class Controller:
             dt, rate = min(max(now - then, 0.0), MAX_RATE_STEP), self.task['max_torque_rate']
         if full.dtype != np.float64 or not full.flags.c_contiguous:
             full = np.ascontiguousarray(full, dtype=np.float64)
-        limit_command(full, self.cmd, self.limits, rate, dt, last, tau, clamped)
+        task_space.limit_command(full, self.cmd, self.limits, rate, dt, last, tau, clamped)
         if now is not None:
             self.last_command = (tau, now)
         return tau, clamped
