@@ -23,15 +23,18 @@ node publishes is paired with the joint state it answers (~/torques carries that
 is published right after the effort command), and the latency is the time from publishing that
 state to receiving the efforts; effort commands are counted too. The same is measured in the same
 run for a bare rclpy echo node (joint_states in -> Float64MultiArray + JointState out, no
-computation), the floor any Python node has here. All spin rclpy's SingleThreadedExecutor
-(feedforward_node: joint_states on one of its own, in a thread; rclpy.experimental.EventsExecutor
-of these wheels neither delivered messages to a subscription nor stopped on SIGINT or SIGTERM
-here, so it is not used). feedforward_node runs twice, with the momentum observer off and on (its
-default). The three are driven in turn in 5 s blocks (so that they share whatever else the
-machine does). Reports sent, received, dropped and p50/p99/max latency at --rate for --seconds
-(targets: p50 within +0.1 ms and p99 within +0.5 ms of the echo, no more dropped than the echo)
-and at --fast-rate (reported). --mode runs feedforward_node in another mode (gravity by default;
-cartesian_impedance and operational_space: the task modes, holding the pose of the first state).
+computation), spun by rclpy.spin as a plain rclpy node is; feedforward_node takes joint_states
+through a wait set of its own in a thread (nodes/common.LoopThread; rclpy's experimental
+EventsExecutor of these wheels neither delivered messages to a subscription nor stopped on
+SIGINT or SIGTERM here, so it is not used). feedforward_node runs twice, with the momentum
+observer off and on (its default). The three are driven in turn in 5 s blocks (so that they
+share whatever else the machine does). Reports sent, received, dropped and p50/p99/max
+latency at --rate for --seconds (targets: p50 within +0.1 ms and p99 within +0.5 ms of the
+echo, no more dropped than the echo) and at --fast-rate (reported); and each process's CPU time
+(user + system, every thread, from /proc) while its channel was driven, per message sent
+(target: the node's at most the echo's). --mode runs feedforward_node in another mode (gravity
+by default; cartesian_impedance and operational_space: the task modes, holding the pose of the
+first state).
 DDS stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
 """
 import argparse
@@ -84,10 +87,10 @@ ECHO = textwrap.dedent('''
 class Channel:
     """One system under test: its joint_states publisher, its effort and monitor subscriptions."""
 
-    def __init__(self, node, label, topics):
+    def __init__(self, node, label, topics, pid):
         js_topic, cmd_topic, mon_topic = topics
-        self.label, self.n_cmd, self.received = label, 0, {}
-        self.sent, self.lat = 0, []
+        self.label, self.n_cmd, self.received, self.pid = label, 0, {}, pid
+        self.sent, self.lat, self.cpu = 0, [], 0.0
         node.create_subscription(Float64MultiArray, cmd_topic, self._on_command, 10000)
         node.create_subscription(JointState, mon_topic, self._on_effort, 10000)
         self.pub = node.create_publisher(JointState, js_topic, 10)
@@ -122,6 +125,7 @@ class Channel:
         """Publish at ``rate`` for ``seconds``; add the latencies (ms) of the answers."""
         self.received.clear()
         cmd0 = self.n_cmd
+        cpu0 = process_cpu(self.pid)
         sent = []
         period = 1e9 / rate
         t0 = time.perf_counter_ns()
@@ -137,9 +141,17 @@ class Channel:
             self._publish(now)
             sent.append(now)
         time.sleep(0.5)
+        self.cpu += process_cpu(self.pid) - cpu0
         self.sent += len(sent)
         self.n_commands += self.n_cmd - cmd0
         self.lat += [(self.received[s] - s) / 1e6 for s in sent if s in self.received]
+
+
+def process_cpu(pid):
+    """Return the CPU time (s, user + system, all threads) the process ``pid`` has used."""
+    with open(f'/proc/{pid}/stat') as f:
+        fields = f.read().rsplit(')', 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf('SC_CLK_TCK')
 
 
 def run_rate(channels, rate, seconds, block=5.0):
@@ -147,45 +159,49 @@ def run_rate(channels, rate, seconds, block=5.0):
     Drive every channel at ``rate`` for ``seconds`` in all, in interleaved blocks of ``block`` s.
 
     Interleaving shares whatever else the machine does between them. Returns rows (label,
-    sent, commands, latencies).
+    sent, commands, latencies, CPU seconds of its process while it was driven).
     """
     for c in channels:
-        c.sent, c.n_commands, c.lat = 0, 0, []
+        c.sent, c.n_commands, c.lat, c.cpu = 0, 0, [], 0.0
     rounds = max(1, int(round(seconds / block)))
     for _ in range(rounds):
         for c in channels:
             c.drive(seconds / rounds, rate)
-    return [(c.label, c.sent, c.n_commands, np.array(c.lat)) for c in channels]
+    return [(c.label, c.sent, c.n_commands, np.array(c.lat), c.cpu) for c in channels]
 
 
 def report(rate, seconds, rows, targets, mode='gravity'):
     """Print a table and, with ``targets``, each node's p50/p99/dropped against the echo's."""
-    print(f'\n{rate:.0f} Hz joint_states for {seconds:.0f} s (panda, {mode} mode, '
-          f'SingleThreadedExecutor everywhere); latency publish -> effort receipt, ms')
+    print(f'\n{rate:.0f} Hz joint_states for {seconds:.0f} s (panda, {mode} mode); latency '
+          f'publish -> effort receipt, ms; CPU of the process a message sent')
     print(f'{"":<30} {"sent":>7} {"commands":>9} {"answered":>9} {"dropped":>8} {"p50":>7} '
-          f'{"p99":>7} {"max":>7}')
-    if any(len(lat) == 0 for _, _, _, lat in rows):
-        print('  ' + ', '.join(label for label, _, _, lat in rows if len(lat) == 0)
+          f'{"p99":>7} {"max":>7} {"cpu/msg":>8}')
+    if any(len(lat) == 0 for _, _, _, lat, _ in rows):
+        print('  ' + ', '.join(label for label, _, _, lat, _ in rows if len(lat) == 0)
               + ': no answer at all (not started, or a wrong topic)')
         return
-    for label, n, n_cmd, lat in rows:
+    for label, n, n_cmd, lat, cpu in rows:
         print(f'{label:<30} {n:7d} {n_cmd:9d} {len(lat):9d} {n - len(lat):8d} '
-              f'{np.percentile(lat, 50):7.3f} {np.percentile(lat, 99):7.3f} {lat.max():7.3f}')
-    (_, n_e, _, l_e), nodes = rows[0], rows[1:]
-    for label, n, _, lat in nodes:
+              f'{np.percentile(lat, 50):7.3f} {np.percentile(lat, 99):7.3f} {lat.max():7.3f} '
+              f'{cpu / n * 1e6:5.0f} us')
+    (_, n_e, _, l_e, cpu_e), nodes = rows[0], rows[1:]
+    for label, n, _, lat, cpu in nodes:
         d50 = np.percentile(lat, 50) - np.percentile(l_e, 50)
         d99 = np.percentile(lat, 99) - np.percentile(l_e, 99)
         drop, drop_e = n - len(lat), n_e - len(l_e)
+        ratio = (cpu / n) / (cpu_e / n_e)
         if targets:
             for what, value, limit, ok in (
                     ('p50 over the echo', f'{d50:+.3f} ms', '<= +0.1 ms', d50 <= 0.1),
                     ('p99 over the echo', f'{d99:+.3f} ms', '<= +0.5 ms', d99 <= 0.5),
-                    ('dropped', f'{drop} (echo {drop_e})', '<= echo', drop <= drop_e)):
+                    ('dropped', f'{drop} (echo {drop_e})', '<= echo', drop <= drop_e),
+                    ('CPU a message', f'{ratio:.2f} x the echo\'s', '<= 1.0 x', ratio <= 1.0)):
                 print(f'[target] {label} at {rate:.0f} Hz, {what}: {value} (target {limit}) '
                       + ('met' if ok else 'MISSED'))
         else:
             print(f'[report] {label} at {rate:.0f} Hz: p50 {d50:+.3f} ms, p99 {d99:+.3f} ms over '
-                  f'the echo; dropped {drop} (echo {drop_e})')
+                  f'the echo; dropped {drop} (echo {drop_e}); CPU a message {ratio:.2f} x the '
+                  f'echo\'s')
 
 
 def main():
@@ -225,11 +241,12 @@ def main():
         try:
             assert procs[0].stdout.readline().strip() == 'ready'
             echo_topics = ('echo/joint_states', 'echo/commands', 'echo/torques')
-            channels = [Channel(node, 'bare echo', echo_topics)] + [
+            channels = [Channel(node, 'bare echo', echo_topics, procs[0].pid)] + [
                 Channel(node, f'feedforward_node{label}', (
                     f'/{ns}/joint_states', f'/{ns}/effort_controller/commands',
-                    f'/{ns}/inverse_dynamics_controller/torques'))
-                for ns, label in (('plain', ' (observer off)'), ('observed', ' (observer on)'))]
+                    f'/{ns}/inverse_dynamics_controller/torques'), proc.pid)
+                for proc, (ns, label) in zip(procs[1:], (('plain', ' (observer off)'),
+                                                         ('observed', ' (observer on)')))]
             slow = run_rate(channels, args.rate, args.seconds)
             fast = (run_rate(channels, args.fast_rate, args.fast_seconds)
                     if args.fast_rate > 0 and args.fast_seconds > 0 else None)
