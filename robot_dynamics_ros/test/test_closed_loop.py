@@ -26,6 +26,7 @@ RMS <= 0.13 deg, max <= 0.49 deg. The bounds below leave about 3x for a loaded C
 loop (zero torque) or gravity-only control misses by tens of degrees.
 """
 import os
+import tempfile
 
 import numpy as np
 import pytest
@@ -39,9 +40,15 @@ D = np.pi / 180
 
 
 @pytest.fixture(autouse=True)
-def own_domain(monkeypatch):
-    """Keep the demo (it uses the global topic names) off the domain of the other node tests."""
+def own_domain(monkeypatch, tmp_path):
+    """
+    Keep the demo (it uses the global topic names) off the domain of the other node tests.
+
+    And its node logs in the test's directory: the demo's command line keeps them in a new
+    temporary directory for the user to read (a suite run left a dozen in /tmp).
+    """
     monkeypatch.setenv('ROS_DOMAIN_ID', str((int(os.environ['ROS_DOMAIN_ID']) + 1) % 100 or 1))
+    monkeypatch.setattr(tempfile, 'tempdir', str(tmp_path))
 
 
 def check(res, rms_deg, max_deg):
