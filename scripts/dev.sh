@@ -168,7 +168,16 @@ build_control_msgs() {
 }
 
 install_pkg() {
-  pip_install --no-deps --no-build-isolation --force-reinstall "$ROOT/robot_dynamics_ros"
+  # pip builds in the source tree (build/, the egg-info): two venvs set up at once (CI sets up
+  # Jazzy's and Kilted's together) take turns here
+  local lock
+  lock="${TMPDIR:-/tmp}/rdr-install-$(printf '%s' "$ROOT" | cksum | cut -d' ' -f1).lock"
+  if command -v flock >/dev/null; then
+    flock "$lock" "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
+      --no-build-isolation --force-reinstall "$ROOT/robot_dynamics_ros"
+  else
+    pip_install --no-deps --no-build-isolation --force-reinstall "$ROOT/robot_dynamics_ros"
+  fi
   # ros2 run / launch_ros look for executables in <prefix>/lib/<package>/ (where colcon puts
   # them); pip puts console scripts in bin/.
   mkdir -p "$VENV/lib/robot_dynamics_ros"
