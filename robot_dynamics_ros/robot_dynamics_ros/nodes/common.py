@@ -436,13 +436,15 @@ class LoopThread:
     POLL = 0.2          # s the wait lasts at most, then the context is looked at again
 
     def __init__(self, node):
+        self.owner = node
         self.node = side_node(node, 'loop')
         self._subscriptions = []
         self._guard = self.node.create_guard_condition(lambda: None)
 
     def subscribe(self, msg_type, topic, callback, qos):
         """Subscribe ``callback`` to ``topic`` as the owner node resolves it."""
-        sub = self.node.create_subscription(msg_type, topic, callback, qos)
+        sub = self.node.create_subscription(msg_type, self.owner.resolve_topic_name(topic),
+                                            callback, qos)
         self._subscriptions.append(sub)
         return sub
 
@@ -631,7 +633,7 @@ def spin(node):
 
 
 def _spin_loop(executor):
-    """Spin the control loop's executor until the context is down (its thread's body)."""
+    """Spin a side node's executor until the context is down (its thread's body)."""
     try:
         executor.spin()
     except ExternalShutdownException:

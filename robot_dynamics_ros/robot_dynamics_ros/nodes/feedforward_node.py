@@ -122,8 +122,8 @@ class FeedforwardNode(Node):
         # callbacks of this node and of the loop thread (joint_states) take turns
         self.lock = threading.RLock()
         self.loop_thread = LoopThread(self)
-        self.loop_thread.subscribe(JointState, self.resolve_topic_name('joint_states'),
-                                   self._on_joint_states, JOINT_STATE_QOS)
+        self.loop_thread.subscribe(JointState, 'joint_states', self._on_joint_states,
+                                   JOINT_STATE_QOS)
         self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
         self.create_service(InverseDynamics, '~/inverse_dynamics', self._on_inverse_dynamics)
         self.create_service(CheckTrajectory, '~/check_trajectory', self._on_check_trajectory)

@@ -109,8 +109,7 @@ class SimulatorNode(Node):
         # the commands (and lockstep's answers) in a thread of their own, off the executor
         # that serves this node's services and parameters
         self.loop_thread = LoopThread(self)
-        self.loop_thread.subscribe(Float64MultiArray,
-                                   self.resolve_topic_name('effort_controller/commands'),
+        self.loop_thread.subscribe(Float64MultiArray, 'effort_controller/commands',
                                    self._on_command, 10)
         # lockstep one to one: the answer to the latest state (by its stamp) advances a step;
         # effort commands alone cannot say which state they answer, and every command that
@@ -120,8 +119,7 @@ class SimulatorNode(Node):
                         else None)
         self.answers_seen = (0.0, False)    # (when checked, a publisher on the answers topic)
         if self.answers is not None:
-            self.loop_thread.subscribe(JointState, self.resolve_topic_name(self.answers),
-                                       self._on_answer, 10)
+            self.loop_thread.subscribe(JointState, self.answers, self._on_answer, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
         self.create_service(SetBool, '~/pause', self._on_pause)
         self.create_service(Step, '~/step', self._on_step)
