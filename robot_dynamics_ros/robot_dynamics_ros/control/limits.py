@@ -340,16 +340,14 @@ def joint_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P
             for w in range(n_s):
                 A[u, w] = Minv[bound[k + u], bound[k + w]]
         _solve(A, b, n_s)
-        for u in range(n_s):
+        for u in range(n_s):            # (the others are within [low, high] already)
             j = bound[k + u]
             out[j] = min(max(out[j] + b[u], low[j]), high[j])
-        for j in range(k):
-            out[j] = min(max(out[j], low[j]), high[j])
     return count
 
 
 def _per_joint(values, k, name):
-    a = np.asarray(values, dtype=float).ravel()
+    a = np.array(values, dtype=float).ravel()       # its own copy (joint_bounds takes it)
     a = np.full(k, a[0]) if a.size == 1 else a
     if a.shape != (k,) or np.any(np.isnan(a)) or np.any(a <= 0):
         raise ValueError(f'{name} needs one value > 0 or one per commanded joint ({k}), got '
@@ -392,7 +390,9 @@ class LimitLayer:
         k = len(self.cmd)
         self.margin, self.gain = float(s['position_margin']), float(s['position_gain'])
         self.scale, self.T = float(s['velocity_scale']), float(s['response_time'])
-        self.effort = np.array(effort_limits, dtype=float)        # (a model's are read-only)
+        # joint_bounds takes writable C arrays: a copy (a model's are read-only); the other
+        # arrays it takes (rate, soft limits, kp, vmax) are computed here, new
+        self.effort = np.array(effort_limits, dtype=float)
         self.rate = (np.maximum(np.where(np.isfinite(self.effort), RATE_PER_EFFORT * self.effort,
                                          MIN_RATE), MIN_RATE)
                      if len(s['max_torque_rate']) == 0 else
@@ -411,10 +411,6 @@ class LimitLayer:
         # counted both ways, see apply
         self.unknown_load = False
         self._J = np.empty((6, model.n))
-        # joint_bounds takes writable C arrays of floats: its own copies
-        self.rate, self.lower, self.upper, self.kp, self.vmax = (
-            np.array(a, dtype=float) for a in (self.rate, self.lower, self.upper, self.kp,
-                                               self.vmax))
         self._P = np.array([self.T, 0.0])          # joint_bounds' parameters
         self._W = np.empty((k + 5, k))             # its workspace
         self._bound = np.empty(2 * k, dtype=np.int64)
