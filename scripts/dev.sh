@@ -172,12 +172,10 @@ install_pkg() {
   # Jazzy's and Kilted's together) take turns here
   local lock
   lock="${TMPDIR:-/tmp}/rdr-install-$(printf '%s' "$ROOT" | cksum | cut -d' ' -f1).lock"
-  if command -v flock >/dev/null; then
-    flock "$lock" "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-deps \
-      --no-build-isolation --force-reinstall "$ROOT/robot_dynamics_ros"
-  else
+  {
+    if command -v flock >/dev/null; then flock 9; fi
     pip_install --no-deps --no-build-isolation --force-reinstall "$ROOT/robot_dynamics_ros"
-  fi
+  } 9>"$lock"
   # ros2 run / launch_ros look for executables in <prefix>/lib/<package>/ (where colcon puts
   # them); pip puts console scripts in bin/.
   mkdir -p "$VENV/lib/robot_dynamics_ros"
