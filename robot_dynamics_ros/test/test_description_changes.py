@@ -143,9 +143,10 @@ def test_a_republished_description_never_teleports_the_arm(ros, tmp_path):
         assert loop.wait_log(loop.sim, 'releasing the brakes', 60), loop.sim.log()
         goal = np.array([0.5, -1.0])
         assert loop.wait_log(loop.ctrl, 'ready in'), loop.ctrl.log()
-        # and has the states: a trajectory before them is refused ("no joint_states yet"; seen
-        # 3 s after 'ready in' in a fresh-clone CI with both distributions at once beside
-        # another load, the simulator's commands flowing, its joint states not yet matched)
+        # and has the states: a trajectory before them is refused ("no joint_states yet").
+        # Waited on since a fresh-clone CI saw it 3 s after 'ready in', then never within 20 s:
+        # the simulator's first state was lost before the controller's subscription matched
+        # and, commands flowing, it never sent it again (fixed: test_simulator_services.py)
         end = time.monotonic() + 20.0
         while not loop.answering() and time.monotonic() < end:
             loop.spin(0.05)

@@ -140,6 +140,47 @@ def test_lockstep_advances_one_step_per_command_the_same_way_every_run(tmp_path)
     assert np.abs(runs[0][-1] - runs[0][0]).max() > 0.05  # and the arm did move
 
 
+def test_in_lockstep_a_state_nobody_answered_is_sent_again_while_commands_flow(tmp_path):
+    """
+    Lockstep with stamped answers: a lost state is sent again even while commands come.
+
+    A controller that has no joint state yet commands its on_timeout torque every 50 ms on the
+    command topic. The simulator used to send its state again only when no command came for
+    0.1 s: a first state lost before the controller's subscription matched left both waiting
+    for good (seen in a fresh-clone CI: "no joint_states yet" for 20 s). Here the test is that
+    controller: a publisher on the answers topic, zero commands every 50 ms, no answer.
+    """
+    b = Bench(tmp_path, 'resend', '-p', 'lockstep:=true')
+    answers = b.node.create_publisher(JointState, 'inverse_dynamics_controller/torques', 10)
+    try:
+        assert b.spin_until(lambda: len(b.states) > 0, 20), b.proc.log()
+        end = time.monotonic() + 1.5
+        while time.monotonic() < end:       # 1.5 s of commands, none an answer
+            b.pub.publish(Float64MultiArray(data=[0.0, 0.0]))
+            b.spin_until(lambda: False, 0.05)
+        assert 'first effort command' in b.proc.log(), b.proc.log()
+        stamps = {(m.header.stamp.sec, m.header.stamp.nanosec) for m in b.states}
+        # sent again about every 0.1 s (not every command: it did not step), never stepped
+        assert len(b.states) >= 8 and len(stamps) == 1, (len(b.states), stamps)
+        # the answer to it steps once: the loop goes on
+        n = len(b.states)
+        latest = b.states[-1]
+        answer = JointState(name=list(latest.name), effort=[0.0] * len(latest.name))
+        answer.header.stamp = latest.header.stamp
+        answers.publish(answer)
+        assert b.spin_until(lambda: any(m.header.stamp != latest.header.stamp
+                                        for m in b.states[n:]), 5), b.proc.log()
+        stepped = [m for m in b.states[n:] if m.header.stamp != latest.header.stamp]
+        assert seconds_of(stepped[0].header.stamp) == pytest.approx(
+            seconds_of(latest.header.stamp) + 1e-3, abs=1e-9)
+    finally:
+        b.stop()
+
+
+def seconds_of(stamp):
+    return stamp.sec + 1e-9 * stamp.nanosec
+
+
 def test_in_lockstep_each_command_acts_from_the_state_it_answers(tmp_path):
     """
     simulator_node in lockstep with feedforward_node (computed torque) along a trajectory.

@@ -94,6 +94,7 @@ class SimulatorNode(Node):
         self.reanchor = True
         self.schedule = None            # (ROS time ns, simulated s) of the pacing's anchor
         self.next_held = 0.0            # wall time of the next held-state message
+        self.last_published = 0.0       # wall time the last state went out (lockstep's re-send)
         self.throttle = Throttle(self.get_logger())
         self.js_pub = self.create_publisher(JointState, 'joint_states', STREAM_DEPTH)
         self.clock_pub = (self.create_publisher(Clock, '/clock', 10)
@@ -437,12 +438,14 @@ class SimulatorNode(Node):
                 idle = sim is None or self.halted is not None or self.paused or v['lockstep']
                 if sim is not None and idle and now >= self.next_held:
                     # halted or paused: a real arm still reports its joints (halted: at rest,
-                    # brakes on). Lockstep: the state again when no command came for 0.1 s (the
-                    # loop's first message, or one the controller lost), else nothing extra
+                    # brakes on). Lockstep: the state again when none went out for 0.1 s, i.e.
+                    # nothing stepped (the loop's first message, or one the controller lost).
+                    # Not "no command for 0.1 s": a controller without states commands its
+                    # on_timeout torque every 50 ms, which a lost first state never ended
                     if not v['lockstep'] or self.halted is not None or self.paused:
                         self._publish(held=self.halted is not None)
                         self.next_held = now + held_period
-                    elif now - (arm.last_command or 0.0) > 0.1:
+                    elif now - self.last_published > 0.1:
                         self._publish()
                         self.next_held = now + 0.1
                 if not idle:
@@ -494,6 +497,7 @@ class SimulatorNode(Node):
             self.clock_pub.publish(Clock(clock=msg.header.stamp))
             arm.latest_stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
         self.js_pub.publish(msg)
+        self.last_published = time.monotonic()
         sim = arm.sim
         if self.ft_pub is not None and self.ft_sensor is not None:
             wrenches = sim.contact_wrenches()
