@@ -119,3 +119,29 @@ def test_a_change_of_the_core_invalidates_the_cached_functions_of_other_files(tm
         f.write('\n# a change of the core\n')
     assert run() == ['observer_step']                   # stale: compiled again
     assert run() == []
+
+
+# A process that builds a simulator and steps it, and arms and disarms the teardown watchdog:
+# both compiled functions of numba's own (not entry points), loaded from the cache without the
+# refresh of numba's registries that cost each simulator_node 0.4 CPU-s at start and each
+# feedforward_node as much at its stop (SciPy's linalg imported by it, too).
+OTHERS = r'''
+import json, sys
+import numpy as np
+from robot_dynamics_ros.dynamics import RobotModel, example_urdf
+from robot_dynamics_ros.nodes.teardown import exit_watchdog
+from robot_dynamics_ros.simulation import Simulator
+sim = Simulator(RobotModel.from_urdf_file(example_urdf('planar_2r')), q0=[0.3, -0.4])
+q = [sim.step([1.0, -0.5])[0].tolist() for _ in range(100)]
+exit_watchdog(30.0, 'not reached').disarm()
+print(json.dumps({'q': q, 'registries': 'numba.np.linalg' in sys.modules,
+                  'scipy.linalg': 'scipy.linalg' in sys.modules}))
+'''
+
+
+def test_the_simulator_and_the_watchdog_load_from_the_cache_without_numbas_registries(tmp_path):
+    first = run_script(OTHERS, tmp_path)
+    assert first['registries']                          # an empty cache: compiled
+    second = run_script(OTHERS, tmp_path)
+    assert not second['registries'] and not second['scipy.linalg']
+    assert second['q'] == first['q']                    # the same machine code: bit-identical

@@ -52,6 +52,7 @@ from numba import njit, types
 from numba.core.compiler_lock import global_compiler_lock
 from numba.core.registry import CPUDispatcher as Dispatcher
 from numba.core.runtime import rtsys
+from numba.core.sigutils import normalize_signature
 from numba.extending import intrinsic
 
 from . import cache  # noqa: F401 (first: numba's cache keyed by the core's sources too)
@@ -633,19 +634,42 @@ def _from_cache(name):
     """
     fn, signature = ENTRY_POINTS[name]
     kernel = njit(cache=True)(fn)
-    ctx = kernel.targetctx
-    try:
-        with global_compiler_lock:
-            rtsys.initialize(ctx)
-            cres = kernel._cache._load_overload(signature, ctx)
-            if cres is None:
-                return None
-            ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
-            kernel.add_overload(cres)
-    except AttributeError:
+    if not load_overload(kernel, signature):
         return None
     kernel.disable_compile()        # as after njit([signature]): other types raise TypeError
     return kernel
+
+
+def load_overload(dispatcher, signature):
+    """
+    Load ``dispatcher``'s machine code for ``signature`` (argument types) from numba's cache.
+
+    Return whether it is loaded (or was already). Without numba's first step, the target
+    context's refresh (see ``_from_cache``); the dispatcher's own ``njit(cache=True)``. False
+    when the cache lacks it or numba's internals differ: a call then takes numba's own path.
+    """
+    # numba's cache is keyed by the signature as given to compile (entry points: a Signature;
+    # a call: the tuple of argument types), its overloads by the argument types
+    args, _ = normalize_signature(signature)
+    if tuple(args) in dispatcher.overloads:
+        return True
+    ctx = dispatcher.targetctx
+    try:
+        with global_compiler_lock:
+            rtsys.initialize(ctx)
+            cres = dispatcher._cache._load_overload(signature, ctx)
+            if cres is None:
+                return False
+            ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
+            dispatcher.add_overload(cres)
+    except AttributeError:
+        return False
+    return True
+
+
+def load_overload_for(dispatcher, args):
+    """``load_overload`` for the types numba gives ``args`` (as a call with them would)."""
+    return load_overload(dispatcher, tuple(dispatcher.typeof_pyval(a) for a in args))
 
 
 def _loaded(name):

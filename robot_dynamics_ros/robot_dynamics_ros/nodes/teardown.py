@@ -57,13 +57,46 @@ def _watch(slots):
 _kernel = None
 
 
+# void *(*)(void *): the intp returned is its void *
+_SIGNATURE = types.intp(types.CPointer(types.int64))
+
+
+def _address_from_cache():
+    """
+    Return the address of _watch's machine code loaded from numba's cache, or None.
+
+    As ``kernels._from_cache``: numba's own load (``cfunc(cache=True)``) first refreshes the
+    target context, which imports every implementation numba registers, SciPy's linalg among
+    them: 0.33-0.47 CPU-s at every node's stop (measured). Returns (address, the library that
+    owns the code). With other numba internals (an AttributeError) or a cache without it, None:
+    numba's own path then.
+    """
+    from numba.core.ccallback import CFunc
+    from numba.core.compiler_lock import global_compiler_lock
+    try:
+        function = CFunc(_watch, ([_SIGNATURE.args[0]], _SIGNATURE.return_type), {}, {})
+        function.enable_caching()
+        with global_compiler_lock:
+            cres = function._cache._load_overload(function._sig,
+                                                  function._targetdescr.target_context)
+        if cres is None:
+            return None
+        return cres.library.get_pointer_to_function(cres.fndesc.llvm_cfunc_wrapper_name), \
+            cres.library
+    except AttributeError:
+        return None
+
+
 def compile_watchdog():
     """Return the address of _watch compiled as a pthread start routine (cached by numba)."""
     global _kernel
     if _kernel is None:
-        # void *(*)(void *): the intp returned is its void *
-        _kernel = cfunc(types.intp(types.CPointer(types.int64)), cache=True)(_watch)
-    return _kernel.address
+        # (address, what owns the machine code: kept as long as the process lives)
+        _kernel = _address_from_cache()
+        if _kernel is None:
+            function = cfunc(_SIGNATURE, cache=True)(_watch)
+            _kernel = function.address, function
+    return _kernel[0]
 
 
 class ExitWatchdog:

@@ -47,7 +47,7 @@ import numpy as np
 from numba import njit
 
 from ..dynamics import PRISMATIC
-from ..dynamics.kernels import FDab, HandC
+from ..dynamics.kernels import FDab, HandC, load_overload_for
 from ..dynamics.linalg import cholesky, cholesky_solve
 from . import contact as _contact
 from .geometry import no_geometry
@@ -602,7 +602,12 @@ class Simulator:
         """
         n = self.model.n
         kept = [a.copy() for a in self._cstate] if self._world_on else None
-        self._kernel(np.zeros((1, n)), np.empty((1, n)), np.empty((1, n)), np.empty((4, n)))
+        kernel, args = self._kernel_call(np.zeros((1, n)), np.empty((1, n)), np.empty((1, n)),
+                                         np.empty((4, n)))
+        # from numba's cache without its refresh of every implementation it has (0.4 CPU-s
+        # and SciPy's import at each simulator's start); compiled by the call where it is not
+        load_overload_for(kernel, args)
+        kernel(*args)
         if kept is not None:
             for a, b in zip(self._cstate, kept):
                 a[...] = b
@@ -739,16 +744,21 @@ class Simulator:
     # ---- stepping -----------------------------------------------------------------------------
     def _kernel(self, taus, qs, qds, last):
         """Run ``len(qs)`` compiled steps from the current state; (status, steps done)."""
+        kernel, args = self._kernel_call(taus, qs, qds, last)
+        return kernel(*args)
+
+    def _kernel_call(self, taus, qs, qds, last):
+        """Return the compiled run (with the world's contact or without) and its arguments."""
         fd, m = self._fd, self.model
         if self._world_on:
-            return _run_world(fd._model, fd._ws, m._model, m._ws, self._f_ext, self.q,
-                              self.qd, taus, self._params, self._consts, qs, qds, last,
-                              self._scratch, self._k, self._mats, self._ints, self._geo,
-                              self._shapes, self._cparams, self._cstate, self._cs, self._ci,
-                              self._kin, self._f_c, self.contact_stats)
-        return _run(fd._model, fd._ws, m._model, m._ws, self._f_ext, self.q, self.qd, taus,
-                    self._params, self._consts, qs, qds, last, self._scratch, self._k,
-                    self._mats, self._ints)
+            return _run_world, (fd._model, fd._ws, m._model, m._ws, self._f_ext, self.q,
+                                self.qd, taus, self._params, self._consts, qs, qds, last,
+                                self._scratch, self._k, self._mats, self._ints, self._geo,
+                                self._shapes, self._cparams, self._cstate, self._cs, self._ci,
+                                self._kin, self._f_c, self.contact_stats)
+        return _run, (fd._model, fd._ws, m._model, m._ws, self._f_ext, self.q, self.qd, taus,
+                      self._params, self._consts, qs, qds, last, self._scratch, self._k,
+                      self._mats, self._ints)
 
     def step(self, tau):
         """Advance by dt with joint torques ``tau`` (model order); returns (q, qd)."""
