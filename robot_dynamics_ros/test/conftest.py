@@ -43,7 +43,7 @@ if PART == 'offline':
 
 # nodeid -> (CPU s of this process, of the children it waited for) during the test
 CPU = {}
-CPU_TOP = 20
+CPU_TOP = int(os.environ.get('RDR_TEST_CPU_TOP', '20'))     # how many the summary lists
 
 
 # Tests whose result cannot depend on the ROS 2 distribution (marked any_distro: computation with

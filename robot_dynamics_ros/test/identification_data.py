@@ -16,9 +16,17 @@
 Data for the identification tests.
 
 A "true" arm that differs from its description, its torques along a trajectory (with noise if
-asked), and ROS 2 bags of them written with rosbags' writer.
+asked), ROS 2 bags of them written with rosbags' writer, and optimised excitations computed
+once per test run.
 """
+import fcntl
+import hashlib
+import os
+from pathlib import Path
+
 import numpy as np
+
+from robot_dynamics_ros.control import excitation as excitation_module
 
 from robot_dynamics_ros.control.identification import Recording
 from robot_dynamics_ros.dynamics import mcI
@@ -26,6 +34,51 @@ from robot_dynamics_ros.dynamics.model import com_inertia
 from robot_dynamics_ros.dynamics.regressor import parameters, regressor
 
 EPSILON = 0.01
+# a directory the test sessions of one run share (.ci/run gives the two distributions' one);
+# unset: each session computes its own, once
+CACHE = os.environ.get('RDR_TEST_CACHE')
+_EXCITATIONS = {}
+
+
+def excitation(model, base, **kwargs):
+    """
+    Return ``excitation.optimise(model, base, **kwargs)``'s trajectory, computed once per run.
+
+    Optimising takes 14 CPU-s on ur5 and 39 on kinova; the end-to-end tests need the same ones
+    (identical numerics on both distributions: the same seed, numpy, scipy and numba). Kept in
+    this process and, with RDR_TEST_CACHE set, in that directory, keyed by the model, the
+    arguments, the optimiser's sources and the numerics' versions; a session that finds another
+    computing it waits for it (a lock per key) rather than computing it too.
+    """
+    import numba
+    import scipy
+    key = hashlib.sha256(repr((
+        sorted(kwargs.items()), model.joint_names,
+        *(a.tobytes() for a in (model.I, model.position_limits, model.velocity_limits,
+                                model.effort_limits, model.friction, model.damping,
+                                base.independent, base.K)),
+        np.__version__, scipy.__version__, numba.__version__,
+        Path(excitation_module.__file__).read_bytes())).encode()).hexdigest()[:20]
+    if key in _EXCITATIONS:
+        return _EXCITATIONS[key]
+    if CACHE is None:
+        trajectory = excitation_module.optimise(model, base, **kwargs).trajectory
+    else:
+        path = Path(CACHE) / f'excitation-{key}.npz'
+        with open(Path(CACHE) / f'excitation-{key}.lock', 'w') as lock:
+            fcntl.flock(lock, fcntl.LOCK_EX)
+            if not path.exists():
+                tr = excitation_module.optimise(model, base, **kwargs).trajectory
+                partial = path.with_suffix('.partial.npz')
+                np.savez(partial, a=tr.a, b=tr.b, start=tr.start,
+                         base_frequency=tr.base_frequency)
+                os.replace(partial, path)
+            with np.load(path) as f:
+                trajectory = excitation_module.FourierTrajectory(
+                    list(model.joint_names), float(f['base_frequency']), f['a'], f['b'],
+                    f['start'])
+    _EXCITATIONS[key] = trajectory
+    return trajectory
 
 
 def true_arm(nominal, seed=0, payload_link=None):

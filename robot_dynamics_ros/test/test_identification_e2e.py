@@ -39,14 +39,13 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
-from robot_dynamics_ros.control.excitation import optimise  # noqa: E402
 from robot_dynamics_ros.control.identification import base_parameters  # noqa: E402
 from robot_dynamics_ros.control.trajectory import quintic  # noqa: E402
 from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
 from robot_dynamics_ros.tools.identify import WAYPOINT_RATE, corrected_description  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from identification_data import true_arm  # noqa: E402
+from identification_data import excitation, true_arm  # noqa: E402
 from ros_harness import DrainingExecutor, LEAN_PAUSE, NodeProcess, ros_list, seconds  # noqa: E402
 
 DURATION = 10.0         # s: one period of the excitation at 0.1 Hz
@@ -218,8 +217,8 @@ def test_identify_from_a_recorded_bag_then_track_better(tmp_path, arm):
     true = true_arm(nominal)
     true_urdf = tmp_path / 'true.urdf'
     true_urdf.write_text(corrected_description(open(nominal_urdf).read(), nominal, true))
-    ex = optimise(nominal, base_parameters(nominal), base_frequency=1 / DURATION)
-    t, q, qd, qdd = ex.trajectory.waypoints(DURATION, WAYPOINT_RATE)
+    trajectory = excitation(nominal, base_parameters(nominal), base_frequency=1 / DURATION)
+    t, q, qd, qdd = trajectory.waypoints(DURATION, WAYPOINT_RATE)
     ns = f'ident_{arm}'
 
     rig = Rig(tmp_path, 'record', ns, true_urdf, true.armature, q[0], nominal_urdf)
@@ -279,8 +278,8 @@ def test_the_offline_payload_agrees_with_the_service(tmp_path):
                               inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
     true_urdf = tmp_path / 'true.urdf'
     true_urdf.write_text(with_payload_link(open(nominal_urdf).read(), payload))
-    ex = optimise(nominal, base_parameters(nominal), base_frequency=1 / DURATION)
-    t, q, qd, qdd = ex.trajectory.waypoints(DURATION, WAYPOINT_RATE)
+    trajectory = excitation(nominal, base_parameters(nominal), base_frequency=1 / DURATION)
+    t, q, qd, qdd = trajectory.waypoints(DURATION, WAYPOINT_RATE)
     ns = 'payload_agree'
     rig = Rig(tmp_path, 'agree', ns, true_urdf, np.zeros(nominal.n), q[0], nominal_urdf)
     estimate = rig.node.create_client(EstimatePayload, f'{CONTROLLER}/estimate_payload')
