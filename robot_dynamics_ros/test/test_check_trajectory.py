@@ -47,8 +47,7 @@ GOAL = READY + np.array([0.6, 0.5, -0.4, 0.6, 0.5, -0.5, 0.7])
 
 
 @pytest.fixture(scope='module')
-def node(tmp_path_factory):
-    rclpy.init()
+def node(ros, tmp_path_factory):
     xml = robot_urdf('panda')
     proc = NodeProcess('feedforward_node', [
         '--params-file', os.path.join(CONFIG, 'feedforward.yaml'),
@@ -64,7 +63,6 @@ def node(tmp_path_factory):
     yield RobotModel.from_urdf(xml), proc, peer, client
     peer.destroy()
     proc.stop()
-    rclpy.shutdown()
 
 
 def trajectory(duration, names=ARM, goal=GOAL, stamp=0.0):

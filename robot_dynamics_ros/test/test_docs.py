@@ -71,8 +71,8 @@ def _rows(markdown):
 
 @pytest.mark.parametrize('executable', ['feedforward_node', 'simulator_node'])
 def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
-        executable, tmp_path):
-    rclpy = pytest.importorskip('rclpy')
+        executable, tmp_path, ros):
+    rclpy = ros
     from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters
     from rclpy.parameter import parameter_value_to_python
     from ros_harness import NodeProcess, call_service
@@ -93,7 +93,6 @@ def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
     for name, value in overridden.items():
         args += ['-p', f'{name}:={value}']
     proc = NodeProcess(executable, args, tmp_path / f'{executable}.log')
-    rclpy.init()
     peer = rclpy.create_node('docs_reader')
     try:
         target = f'{ns}/{module.NODE_NAME}'
@@ -112,7 +111,6 @@ def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
         live_interfaces = _interfaces(peer, ns, module.NODE_NAME)
     finally:
         peer.destroy_node()
-        rclpy.shutdown()
         proc.stop()
     rows = _rows(node_markdown(executable))
     assert sorted(rows) == sorted(declared)

@@ -199,8 +199,7 @@ def _same(expected, got):
     return expected == got
 
 
-def test_nodes_started_with_these_parameters_report_them(tmp_path, xacro_arm):
-    rclpy.init()
+def test_nodes_started_with_these_parameters_report_them(ros, tmp_path, xacro_arm):
     peer = rclpy.create_node('launch_setup_check')
     failures = []
     try:
@@ -229,7 +228,6 @@ def test_nodes_started_with_these_parameters_report_them(tmp_path, xacro_arm):
                                     f'{proc.log()[-2000:]}')
     finally:
         peer.destroy_node()
-        rclpy.shutdown()
     assert not failures, '\n\n'.join(failures)
 
 

@@ -62,13 +62,12 @@ SERVER = textwrap.dedent('''
 ''')
 
 
-def test_inverse_dynamics_request_round_trips_between_processes():
+def test_inverse_dynamics_request_round_trips_between_processes(ros):
     from geometry_msgs.msg import Wrench
     from robot_dynamics_msgs.srv import InverseDynamics
 
     server = subprocess.Popen([sys.executable, '-c', SERVER], stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True)
-    rclpy.init()
     try:
         assert server.stdout.readline().strip() == 'ready'
         node = rclpy.create_node('id_echo_client')
@@ -91,7 +90,6 @@ def test_inverse_dynamics_request_round_trips_between_processes():
         assert list(res.inertial) == [-3.5]
         node.destroy_node()
     finally:
-        rclpy.shutdown()
         server.terminate()
         try:
             server.wait(timeout=10)

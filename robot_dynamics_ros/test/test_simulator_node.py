@@ -39,8 +39,7 @@ Q0 = [0.5, -0.3]
 
 
 @pytest.fixture(scope='module')
-def sim(tmp_path_factory):
-    rclpy.init()
+def sim(ros, tmp_path_factory):
     proc = NodeProcess('simulator_node',
                        ['--params-file', os.path.join(CONFIG, 'simulation.yaml'),
                         '-r', '__ns:=/simtest', '-p', f'urdf_file:={example_urdf("planar_2r")}',
@@ -96,7 +95,6 @@ def sim(tmp_path_factory):
     s.spin(0.5)
     yield s
     node.destroy_node()
-    rclpy.shutdown()
     proc.stop()
 
 
