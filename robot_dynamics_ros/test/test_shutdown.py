@@ -61,3 +61,38 @@ def test_an_executor_is_not_built_on_a_context_a_signal_shut_down():
     finally:
         sys.unraisablehook = hook
     assert not unraisable, [u.exc_value for u in unraisable]
+
+
+def test_a_signal_while_the_executor_is_being_built_says_nothing():
+    """
+    The signal between the executor's own guard condition and rclpy's signal-handler one.
+
+    The latter's construction then raises before it has a handle, and its __del__ printed
+    "Exception ignored ... no attribute '_GuardCondition__gc'" (a fresh-clone CI on Kilted:
+    SIGTERM 1.26 s into a feedforward_node's start-up). Here the context is shut down right
+    after the executor's first guard condition, as the signal did.
+    """
+    import gc
+
+    import rclpy
+    import rclpy.executors
+    from robot_dynamics_ros.nodes.common import _executor
+
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    built = rclpy.executors.GuardCondition
+
+    def guard_then_signal(*args, **kwargs):
+        guard = built(*args, **kwargs)
+        context.try_shutdown()
+        return guard
+    unraisable = []
+    hook, sys.unraisablehook = sys.unraisablehook, unraisable.append
+    rclpy.executors.GuardCondition = guard_then_signal
+    try:
+        assert _executor(context) is None
+        gc.collect()
+    finally:
+        rclpy.executors.GuardCondition = built
+        sys.unraisablehook = hook
+    assert not unraisable, [u.exc_value for u in unraisable]
