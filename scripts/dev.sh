@@ -99,9 +99,11 @@ step() {
   fi
   say "$name …"
   rm -f "$STAMPS/$name"
+  local t0=$SECONDS
   "$@"
   mkdir -p "$STAMPS"
   echo "$hash" > "$STAMPS/$name"
+  say "$name: $((SECONDS - t0)) s"
 }
 
 ros_env() {
