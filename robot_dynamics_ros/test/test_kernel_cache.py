@@ -55,9 +55,16 @@ print(json.dumps(out))
 
 
 def run_script(script, cache, *args, **env):
-    """Run ``script`` in a fresh process on the numba cache ``cache``; return its JSON line."""
+    """
+    Run ``script`` in a fresh process on the numba cache ``cache``; return its JSON line.
+
+    In the directory holding ``cache``: ``python -c`` puts its working directory first on
+    sys.path, and pytest run from robot_dynamics_ros/ (bench/flakiness.py) then imported the
+    source tree's package instead of the one PYTHONPATH names.
+    """
     proc = subprocess.run([sys.executable, '-c', script, *args], capture_output=True, text=True,
-                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache), **env), timeout=300)
+                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache), **env), timeout=300,
+                          cwd=os.path.dirname(os.fspath(cache)))
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
