@@ -28,10 +28,17 @@ since the process started; the observer's kernel ready) are printed too. DDS sta
 machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST). The time includes DDS discovery between the
 node and this process: usually 0.05-0.1 s after the node is ready, but about one start in three
 (measured) waits 1-2 s longer for the node's joint_states subscription to be matched.
+
+Then the CPU a node's whole life takes (start, ready, 1 s, Ctrl-C, exit; rusage of the child),
+cached, for feedforward_node (its first command instead of ready), simulator_node (its first
+joint_states) and a bare rclpy node (``create_node``, spun until Ctrl-C) in the same run: the
+median of three each and the ratio to the bare node. A test suite starts some 120 nodes per
+distribution, so this is CI time too.
 """
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -92,6 +99,81 @@ def first_command(node, cache, log_path, timeout=120.0):
     return elapsed, '\n         node log: '.join(lines) or '(no start-up line)'
 
 
+BARE_NODE = """
+import rclpy
+from rclpy.executors import ExternalShutdownException
+rclpy.init()
+node = rclpy.create_node('bare_startup_bench')
+node.create_publisher(__import__('std_msgs.msg').msg.String, 'ready', 10)
+print('ready', flush=True)
+try:
+    rclpy.spin(node)
+except (KeyboardInterrupt, ExternalShutdownException):
+    pass
+"""
+
+
+def children_cpu():
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def life_cpu(cache, cmd, ready, log_path, timeout=60.0):
+    """CPU-s of a child's whole life: started, ``ready()`` true, 1 s more, Ctrl-C, exit."""
+    before = children_cpu()
+    with open(log_path, 'w') as log:
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
+                                env=dict(os.environ, NUMBA_CACHE_DIR=cache))
+        try:
+            end = time.monotonic() + timeout
+            while not ready() and time.monotonic() < end:
+                time.sleep(0.01)
+            if not ready():
+                raise RuntimeError(f'{cmd[:2]} never ready (log {log_path})')
+            time.sleep(1.0)
+        finally:
+            interrupt(proc, 20)
+    return children_cpu() - before
+
+
+def node_lives(node, cache):
+    """Median CPU-s of a life of each node (the cache warm) and of a bare rclpy node."""
+    exe_dir = os.path.dirname(sys.executable)
+    urdf = read_urdf(PANDA_URDF)
+    seen = {'sim': threading.Event(), 'commands': threading.Event()}
+    # the simulator publishes on sim_states: this process publishes joint_states meanwhile
+    node.create_subscription(JointState, 'sim_states', lambda m: seen['sim'].set(), 10)
+    node.create_subscription(Float64MultiArray, 'effort_controller/commands',
+                             lambda m: seen['commands'].set(), 10)
+    pub = node.create_publisher(JointState, 'joint_states', 10)
+    msg = JointState(name=JOINTS, position=[0.1] * len(JOINTS), velocity=[0.0] * len(JOINTS))
+
+    def commanded():                    # feedforward_node needs states to command
+        msg.header.stamp = node.get_clock().now().to_msg()
+        pub.publish(msg)
+        return seen['commands'].is_set()
+    ready_file = os.path.join(cache, 'bare.log')
+    kinds = {
+        'bare rclpy node': ([sys.executable, '-c', BARE_NODE],
+                            lambda: 'ready' in open(ready_file).read()),
+        'feedforward_node': ([os.path.join(exe_dir, 'feedforward_node'), '--ros-args', '-p',
+                              f'robot_description:={urdf}'], commanded),
+        'simulator_node': ([os.path.join(exe_dir, 'simulator_node'), '--ros-args', '-r',
+                            'joint_states:=sim_states', '-p', f'robot_description:={urdf}'],
+                           seen['sim'].is_set),
+    }
+    out = {}
+    for name, (cmd, ready) in kinds.items():
+        lives = []
+        for k in range(CACHED_STARTS):
+            for event in seen.values():
+                event.clear()
+            log = ready_file if name.startswith('bare') else os.path.join(cache, f'{name}.log')
+            lives.append(life_cpu(cache, cmd, ready, log))
+        out[name] = sorted(lives)[CACHED_STARTS // 2], lives
+    return out
+
+
 def main():
     rclpy.init()
     node = rclpy.create_node('startup_bench')
@@ -103,6 +185,7 @@ def main():
         fresh = first_command(node, cache, os.path.join(cache, 'node-fresh.log'))
         cached = [first_command(node, cache, os.path.join(cache, f'node-cached-{k}.log'))
                   for k in range(CACHED_STARTS)]
+        lives = node_lives(node, cache)
     finally:
         ex.shutdown()
         node.destroy_node()
@@ -118,6 +201,12 @@ def main():
               + ('met' if t <= target else 'MISSED'))
         for line in lines:
             print(f'         node log: {line}')
+    bare = lives['bare rclpy node'][0]
+    print(f'CPU of a node\'s life (started, ready, 1 s, Ctrl-C, exit; cache warm; median of '
+          f'{CACHED_STARTS}), against a bare rclpy node in the same run:')
+    for name, (median, each) in lives.items():
+        print(f'  {name:17s} {median:5.2f} CPU-s ({median / bare:4.2f}x the bare node; runs '
+              + ', '.join(f'{c:.2f}' for c in each) + ')')
 
 
 if __name__ == '__main__':
