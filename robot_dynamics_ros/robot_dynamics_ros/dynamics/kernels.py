@@ -656,8 +656,7 @@ def load_overload(dispatcher, signature):
     ctx = dispatcher.targetctx
     try:
         with global_compiler_lock:
-            rtsys.initialize(ctx)
-            cres = dispatcher._cache._load_overload(signature, ctx)
+            cres = cached_result(dispatcher, signature, ctx)
             if cres is None:
                 return False
             ctx.insert_user_function(cres.entry_point, cres.fndesc, [cres.library])
@@ -665,6 +664,19 @@ def load_overload(dispatcher, signature):
     except AttributeError:
         return False
     return True
+
+
+def cached_result(function, signature, ctx):
+    """
+    Return numba's compile result for ``function`` (a dispatcher or a cfunc) from its cache.
+
+    Without the target context's refresh (see ``_from_cache``); None when the cache lacks it.
+    Numba's internals as 0.5x-0.6x have them: another numba raises AttributeError, which the
+    callers take for "not cached" (numba's own path then).
+    """
+    with global_compiler_lock:
+        rtsys.initialize(ctx)
+        return function._cache._load_overload(signature, ctx)
 
 
 def load_overload_for(dispatcher, args):

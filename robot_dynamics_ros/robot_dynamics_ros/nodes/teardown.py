@@ -29,6 +29,8 @@ import sys
 import numpy as np
 from numba import cfunc, types
 
+from ..dynamics.kernels import cached_result
+
 # the slots of the watchdog's int64 array, read by the native thread
 DISARMED, MICROSECONDS, MESSAGE, LENGTH = range(4)
 
@@ -65,20 +67,17 @@ def _address_from_cache():
     """
     Return the address of _watch's machine code loaded from numba's cache, or None.
 
-    As ``kernels._from_cache``: numba's own load (``cfunc(cache=True)``) first refreshes the
-    target context, which imports every implementation numba registers, SciPy's linalg among
-    them: 0.33-0.47 CPU-s at every node's stop (measured). Returns (address, the library that
-    owns the code). With other numba internals (an AttributeError) or a cache without it, None:
-    numba's own path then.
+    With ``kernels.cached_result``: numba's own load (``cfunc(cache=True)``) first refreshes
+    the target context, which imports every implementation numba registers, SciPy's linalg
+    among them: 0.33-0.47 CPU-s at every node's stop (measured). Returns (address, the library
+    that owns the code). With other numba internals (an AttributeError) or a cache without it,
+    None: numba's own path then.
     """
     from numba.core.ccallback import CFunc
-    from numba.core.compiler_lock import global_compiler_lock
     try:
         function = CFunc(_watch, ([_SIGNATURE.args[0]], _SIGNATURE.return_type), {}, {})
         function.enable_caching()
-        with global_compiler_lock:
-            cres = function._cache._load_overload(function._sig,
-                                                  function._targetdescr.target_context)
+        cres = cached_result(function, function._sig, function._targetdescr.target_context)
         if cres is None:
             return None
         return cres.library.get_pointer_to_function(cres.fndesc.llvm_cfunc_wrapper_name), \
