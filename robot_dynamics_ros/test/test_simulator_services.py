@@ -41,7 +41,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import NodeProcess, ros_list, spin_once  # noqa: E402
+from ros_harness import NodeProcess, ros_list, seconds, spin_once  # noqa: E402
 
 
 pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
@@ -120,7 +120,7 @@ def test_lockstep_advances_one_step_per_command_the_same_way_every_run(tmp_path)
             answered = []
 
             def on_state(m):            # the controller: a PD law on the state it is given
-                t = m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec
+                t = seconds(m.header.stamp)
                 # once per state: a state sent again (nothing stepped for 0.1 s: this process
                 # stalled beside a busy core) answered again would step twice (1 run in 5)
                 if len(answered) < 300 and not (answered and answered[-1][0] == t):
@@ -174,14 +174,10 @@ def test_in_lockstep_a_state_nobody_answered_is_sent_again_while_commands_flow(t
         assert b.spin_until(lambda: any(m.header.stamp != latest.header.stamp
                                         for m in b.states[n:]), 5), b.proc.log()
         stepped = [m for m in b.states[n:] if m.header.stamp != latest.header.stamp]
-        assert seconds_of(stepped[0].header.stamp) == pytest.approx(
-            seconds_of(latest.header.stamp) + 1e-3, abs=1e-9)
+        assert seconds(stepped[0].header.stamp) == pytest.approx(
+            seconds(latest.header.stamp) + 1e-3, abs=1e-9)
     finally:
         b.stop()
-
-
-def seconds_of(stamp):
-    return stamp.sec + 1e-9 * stamp.nanosec
 
 
 def test_in_lockstep_each_command_acts_from_the_state_it_answers(tmp_path):
