@@ -27,6 +27,8 @@ from pathlib import Path
 import numpy as np
 
 from robot_dynamics_ros.control import excitation as excitation_module
+from robot_dynamics_ros.control import identification as identification_module
+from robot_dynamics_ros.dynamics import regressor as regressor_module
 
 from robot_dynamics_ros.control.identification import Recording
 from robot_dynamics_ros.dynamics import mcI
@@ -38,6 +40,8 @@ EPSILON = 0.01
 # unset: each session computes its own, once
 CACHE = os.environ.get('RDR_TEST_CACHE')
 _EXCITATIONS = {}
+# what excitation.optimise computes with: its result changes when one of these does
+OPTIMISER_SOURCES = (excitation_module, identification_module, regressor_module)
 
 
 def excitation(model, base, **kwargs):
@@ -58,7 +62,7 @@ def excitation(model, base, **kwargs):
                                 model.effort_limits, model.friction, model.damping,
                                 base.independent, base.K)),
         np.__version__, scipy.__version__, numba.__version__,
-        Path(excitation_module.__file__).read_bytes())).encode()).hexdigest()[:20]
+        *(Path(m.__file__).read_bytes() for m in OPTIMISER_SOURCES))).encode()).hexdigest()[:20]
     if key in _EXCITATIONS:
         return _EXCITATIONS[key]
     if CACHE is None:
