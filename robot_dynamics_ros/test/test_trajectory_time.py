@@ -22,6 +22,8 @@ joint states by 50 ms when the trajectory arrives and by 200 ms 0.4 s later; the
 on ~/torques must be the trajectory's 0.4 s in (by the clock it would be 0.25 s). A stamp of
 another time base (100 s off the clock) is not trusted: the clock, and a warning.
 """
+import time
+
 import numpy as np
 import pytest
 
@@ -106,6 +108,40 @@ def test_the_trajectory_is_sampled_at_the_states_stamp(ros, tmp_path, lags, samp
         np.testing.assert_allclose(desired, expected, atol=1e-9)
         warned = 'timing the trajectory by the clock' in proc.log()
         assert warned == (sampled_at == 'clock'), proc.log()[-1500:]
+    finally:
+        peer.destroy()
+        proc.stop()
+
+
+def test_use_sim_time_switches_the_clock_while_running(ros, tmp_path):
+    """
+    use_sim_time set on a running node switches its clock both ways.
+
+    /clock is taken by the node's control-loop thread (``<node>_loop``), not rclpy's TimeSource
+    on the node's executor (nodes/common.LoopThread.take_clock); the TimeSource's parameter
+    callback still switches the clocks.
+    """
+    proc = NodeProcess('feedforward_node', [
+        '-p', f'urdf_file:={example_urdf("planar_2r")}'], tmp_path / 'ctrl.log')
+    peer = Peer('sim_time_switch')
+    try:
+        peer.sim_time = T0
+        peer.state = (['joint1', 'joint2'], START, [0.0, 0.0])
+
+        def answered_at(when, tolerance):
+            peer.torques.clear()
+            return peer.spin_until(lambda: any(abs(seconds(m.header.stamp) - when()) < tolerance
+                                               for m in peer.torques), 20)
+
+        def wall():
+            return answered_at(time.time, 2.0)      # the system time (far from T0)
+        assert wall(), proc.log()
+        assert all(r.successful for r in peer.set_params(use_sim_time=True))
+        assert answered_at(lambda: T0, 1e-6), proc.log()
+        subscribers = {i.node_name for i in peer.node.get_subscriptions_info_by_topic('/clock')}
+        assert subscribers == {'inverse_dynamics_controller_loop'}, subscribers
+        assert all(r.successful for r in peer.set_params(use_sim_time=False))
+        assert wall(), proc.log()
     finally:
         peer.destroy()
         proc.stop()

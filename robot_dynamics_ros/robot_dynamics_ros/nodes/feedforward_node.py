@@ -122,6 +122,7 @@ class FeedforwardNode(Node):
         # callbacks of this node and of the loop thread (joint_states) take turns
         self.lock = threading.RLock()
         self.loop_thread = LoopThread(self)
+        self.loop_thread.take_clock()
         self.loop_thread.subscribe(JointState, 'joint_states', self._on_joint_states,
                                    JOINT_STATE_QOS)
         self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)
