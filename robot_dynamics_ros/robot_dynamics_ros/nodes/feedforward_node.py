@@ -115,14 +115,16 @@ class FeedforwardNode(Node):
         self.create_subscription(TwistStamped, '~/target_twist', self._on_target_twist, 10)
         self.create_subscription(WrenchStamped, '~/target_wrench', self._on_target_wrench, 10)
         self.create_service(Trigger, '~/reset_collision', self._on_reset_collision)
-        # the force/torque sensor of force.source sensor (force_torque_sensor_broadcaster's)
-        self.create_subscription(WrenchStamped, self.values['force.topic'], self._on_ft_wrench,
-                                 STREAM_DEPTH)
         self.create_service(Trigger, '~/zero_ft_sensor', self._on_zero_ft_sensor)
-        # callbacks of this node and of the loop thread (joint_states) take turns
+        # callbacks of this node and of the loop thread take turns
         self.lock = threading.RLock()
+        # the loop's streams, taken in its thread in this order when several wait: the time,
+        # the force/torque sensor of force.source sensor (force_torque_sensor_broadcaster's: a
+        # reading handled on this node's executor fell behind the states, issue 53), the states
         self.loop_thread = LoopThread(self)
         self.loop_thread.take_clock()
+        self.loop_thread.subscribe(WrenchStamped, self.values['force.topic'], self._on_ft_wrench,
+                                   STREAM_DEPTH)
         self.loop_thread.subscribe(JointState, 'joint_states', self._on_joint_states,
                                    JOINT_STATE_QOS)
         self.create_subscription(JointTrajectoryMsg, '~/joint_trajectory', self._on_trajectory, 10)

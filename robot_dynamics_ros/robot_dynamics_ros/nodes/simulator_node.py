@@ -496,9 +496,9 @@ class SimulatorNode(Node):
         if self.clock_pub is not None:
             self.clock_pub.publish(Clock(clock=msg.header.stamp))
             arm.latest_stamp = (msg.header.stamp.sec, msg.header.stamp.nanosec)
-        self.js_pub.publish(msg)
-        self.last_published = time.monotonic()
         sim = arm.sim
+        # the force/torque reading before the joint state it goes with: a controller that takes
+        # both in one wake-up (feedforward_node) then has the reading when it answers the state
         if self.ft_pub is not None and self.ft_sensor is not None:
             wrenches = sim.contact_wrenches()
             for link, w in sim.wrenches.items():
@@ -510,6 +510,8 @@ class SimulatorNode(Node):
             wrench.wrench.force = Vector3(x=f[0], y=f[1], z=f[2])
             wrench.wrench.torque = Vector3(x=f[3], y=f[4], z=f[5])
             self.ft_pub.publish(wrench)
+        self.js_pub.publish(msg)
+        self.last_published = time.monotonic()
         if self.world.shapes:
             contacts = sim.contacts()
             out = Contacts(link=[c['link'] for c in contacts],
