@@ -174,6 +174,25 @@ def test_states_slower_than_the_timeout_are_named(arm):
     assert 'arrive at 12.5 Hz' in loop.log.text()
 
 
+def test_states_later_than_the_set_gap_are_counted_late(arm):
+    loop = make(arm)
+    t = 0.0
+    for gap in (0.001, 0.006, 0.001, 0.021, 0.001):     # LATE (20 ms) by default
+        t += gap
+        feed(loop, t)
+    assert loop.late == 1
+    loop.count_late_after(0.005)            # what the payload service's gains hold through
+    for gap in (0.001, 0.006, 0.001, 0.021, 0.001):
+        t += gap
+        feed(loop, t)
+    assert loop.late == 3
+    loop.count_late_after(None)
+    for gap in (0.006, 0.001):
+        t += gap
+        feed(loop, t)
+    assert loop.late == 3
+
+
 # ---- time ---------------------------------------------------------------------------------
 def test_a_trajectory_is_timed_by_the_state_stamp_near_the_clock(arm):
     loop = make(arm)

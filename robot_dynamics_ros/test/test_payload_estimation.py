@@ -300,6 +300,13 @@ def test_the_services_gains_are_stiffer_within_the_loops_bandwidth():
     assert np.all(ctrl.kp == 100.0) and np.all(ctrl.kd == 20.0)
 
 
+def test_the_delay_the_gains_hold_through_is_their_fastest_joints():
+    # w T = STABLE_DELAY at the chain's stiffest joint (rad/s: sqrt(kp)); the others ignored
+    kp = np.array([2500.0, 100.0, 1e6])
+    assert pe.delay_tolerance(kp, [0, 1]) == pytest.approx(pe.STABLE_DELAY / 50.0)
+    assert pe.delay_tolerance(kp, [1]) == pytest.approx(pe.STABLE_DELAY / 10.0)
+
+
 def test_no_move_of_the_sequence_asks_more_than_move_speed():
     # ur10's wrist from one pose to the next (1 rad) was asked 1.9 rad/s in MOVE_TIME, and
     # went at 2.01, which check_speed took for a runaway; now each move is long enough

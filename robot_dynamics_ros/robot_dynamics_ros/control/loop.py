@@ -115,7 +115,8 @@ class ControlLoop:
         self.reported_stale = None        # the stale (or missing) commanded joints reported
         self.gaps = collections.deque(maxlen=20)   # recent intervals between commanded states
         self.steps = collections.deque(maxlen=20)  # ... in their stamps' time (see ``period``)
-        self.late = 0                     # commanded states received over LATE after the last
+        self.late = 0                     # commanded states received over late_after after the last
+        self.late_after = LATE            # s (``count_late_after``)
         self.last_update = None
         self.no_model_since = None        # when joint_states first came without a model
         self.model_time = None
@@ -245,7 +246,7 @@ class ControlLoop:
         if self.last_update is not None:
             gap = now - self.last_update
             self.gaps.append(gap)
-            if gap > LATE:
+            if gap > self.late_after:
                 self.late += 1
             step = stamp - self.stamp if stamp > 0.0 and self.stamp > 0.0 else 0.0
             self.steps.append(step if step > 0.0 else gap)
@@ -766,6 +767,10 @@ class ControlLoop:
             self.log.info('back', 'joint_states are back: commanding again')
         self.reported_stale = stale
         return stale
+
+    def count_late_after(self, seconds=None):
+        """Count a commanded state as late (``late``) ``seconds`` after the last; None: LATE."""
+        self.late_after = LATE if seconds is None else float(seconds)
 
     def period(self):
         """

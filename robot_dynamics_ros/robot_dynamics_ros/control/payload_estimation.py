@@ -75,6 +75,7 @@ SETTLE = 0.15                   # s after a move ends before the next (5 / K_O a
 # (kp 100, 10 rad/s) lets a light wrist carrying an unmodelled tool sag and stick.
 SERVICE_FREQUENCY = 50.0        # rad/s
 BANDWIDTH = 0.1
+STABLE_DELAY = 0.25             # w T: the delay the gains hold through (``delay_tolerance``)
 # And no joint stiffer than its effort limit can hold: EFFORT_SHARE of it over an error of
 # HOLD_ERROR (M_jj w^2 HOLD_ERROR). At w = 50 rad/s ur5's shoulder (M 3 kg m^2) spends its whole
 # 150 N m on 2 cm: when the loop stalls for 0.1 s (a loaded machine; the drive holds the last
@@ -473,6 +474,18 @@ def move_time(q_from, q_to, commanded):
     rows = np.asarray(commanded, dtype=np.int64)
     travel = np.abs(np.asarray(q_to, dtype=float) - np.asarray(q_from, dtype=float))[rows]
     return max(MOVE_TIME, QUINTIC_PEAK * float(travel.max(initial=0.0)) / MOVE_SPEED)
+
+
+def delay_tolerance(kp, chain):
+    """
+    Return the longest gap between states (s) the gains ``kp`` of the joints ``chain`` hold through.
+
+    STABLE_DELAY over the chain's highest natural frequency sqrt(kp) (computed torque): a state
+    later than that is a delay the loop may not have been stable through, and a pass refused
+    meanwhile is swept again (``retried_after_stalls``, with the loop counting such states).
+    """
+    w = float(np.sqrt(np.max(np.asarray(kp, dtype=float)[np.asarray(chain, dtype=np.int64)])))
+    return STABLE_DELAY / max(w, 1e-9)
 
 
 def retried_after_stalls(attempt, late, again=None):

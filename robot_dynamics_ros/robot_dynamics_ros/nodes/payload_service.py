@@ -307,23 +307,35 @@ class PayloadService:
 
         The fit's rows (``pe.combine``) and the largest friction (N m) the model missed in the
         passes. pe.Refusal when a joint of ``rows`` did not follow a pass, unless a state came
-        late meanwhile: then that pose is swept again (up to pe.STALL_RETRIES times).
+        later meanwhile than the gains hold through (``pe.delay_tolerance``, at most LATE): then
+        that pose is swept again (up to pe.STALL_RETRIES times).
         """
         at, estimates, A, missed = [], [], [], 0.0
         loop = self.node.loop
+        # a state later than the sweeps' gains hold through (5 ms at 50 rad/s: beside busy
+        # cores a wrist then overshot its pass, "did not follow a sweep steadily") is a stall
+        tolerance = min(LATE, pe.delay_tolerance(ctrl.kp, rows))
 
         def again(e):
             self.node.get_logger().info(
-                f'estimate_payload: {e}; joint_states came over {LATE * 1e3:g} ms late '
-                f'meanwhile (a stalled process): that pose swept again')
-        for q in Q:
-            forward, backward = pe.retried_after_stalls(
-                functools.partial(self._passes, ctrl, link, q, d, rows), lambda: loop.late, again)
-            q_mean, r_mean, friction, rows_A = pe.combine(forward, backward)
-            missed = max(missed, float(np.abs(friction[rows]).max()))
-            at.append(q_mean)
-            estimates.append(r_mean)
-            A.append(rows_A)
+                f'estimate_payload: {e}; joint_states came over {tolerance * 1e3:.3g} ms late '
+                f'meanwhile (a stalled process; the sweeps\' gains hold through less): that '
+                f'pose swept again')
+        with self.node.lock:
+            loop.count_late_after(tolerance)
+        try:
+            for q in Q:
+                forward, backward = pe.retried_after_stalls(
+                    functools.partial(self._passes, ctrl, link, q, d, rows), lambda: loop.late,
+                    again)
+                q_mean, r_mean, friction, rows_A = pe.combine(forward, backward)
+                missed = max(missed, float(np.abs(friction[rows]).max()))
+                at.append(q_mean)
+                estimates.append(r_mean)
+                A.append(rows_A)
+        finally:
+            with self.node.lock:
+                loop.count_late_after(None)
         return at, estimates, A, missed
 
     def _passes(self, ctrl, link, q, d, rows):
