@@ -19,7 +19,8 @@ A test that talks over DDS (it starts a node, or makes its own) can fail on a lo
 where it passes on an idle one: a message lost, a loop stalled, a tolerance that only an idle
 machine meets. This runs those tests (the test files that start a node; or the files and ``-k``
 given) K times, each time beside N processes spinning on a core each, and prints each test that
-failed at least once with its failure count, the time of each run, and a total.
+failed at least once with its failure count and the first line of each failure's message, the
+time of each run, and a total.
 
     bash scripts/dev.sh run python bench/flakiness.py [--runs 3] [--hogs 1]
         [--files test_task_space_node.py ...] [-k EXPR]
@@ -58,7 +59,11 @@ def hogs(n):
 
 
 def one_run(files, hog_count, keyword, xml_path):
-    """Run pytest once beside ``hog_count`` busy processes; return ({test: outcome}, seconds)."""
+    """
+    Run pytest once beside ``hog_count`` busy processes; return ({test: outcome}, seconds).
+
+    A failed test's outcome is 'failed: ' and the first line of its message.
+    """
     busy = hogs(hog_count)
     t0 = time.monotonic()
     try:
@@ -76,9 +81,12 @@ def one_run(files, hog_count, keyword, xml_path):
     if os.path.exists(xml_path):
         for case in ET.parse(xml_path).getroot().iter('testcase'):
             test = f'{case.get("classname", "").rsplit(".", 1)[-1]}::{case.get("name")}'
-            failed = case.find('failure') is not None or case.find('error') is not None
+            failure = case.find('failure')
+            if failure is None:
+                failure = case.find('error')
             skipped = case.find('skipped') is not None
-            outcomes[test] = 'failed' if failed else 'skipped' if skipped else 'passed'
+            outcomes[test] = ('skipped' if skipped else 'passed') if failure is None else \
+                'failed: ' + (failure.get('message') or '').strip().split('\n')[0][:400]
     return outcomes, time.monotonic() - t0
 
 
@@ -102,11 +110,11 @@ def main(argv=None):
         for k in range(args.runs):
             outcomes, took = one_run(files, args.hogs, args.keyword,
                                      os.path.join(tmp, f'run{k}.xml'))
-            failed = sorted(t for t, o in outcomes.items() if o == 'failed')
+            failed = sorted(t for t, o in outcomes.items() if o.startswith('failed'))
             failures.update(failed)
             seen.update(outcomes)
             print(f'run {k + 1}: {len(outcomes)} tests, {len(failed)} failed, {took:.0f} s'
-                  + ''.join(f'\n    {t}' for t in failed), flush=True)
+                  + ''.join(f'\n    {t}\n      {outcomes[t][8:]}' for t in failed), flush=True)
     print(f'\nfailures per test over {args.runs} runs beside {args.hogs} busy core(s):')
     for test, count in failures.most_common():
         print(f'  {count}/{args.runs}  {test}')
