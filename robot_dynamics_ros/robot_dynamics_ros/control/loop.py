@@ -115,7 +115,7 @@ class ControlLoop:
         self.reported_stale = None        # the stale (or missing) commanded joints reported
         self.gaps = collections.deque(maxlen=20)   # recent intervals between commanded states
         self.steps = collections.deque(maxlen=20)  # ... in their stamps' time (see ``period``)
-        self.late = 0                     # commanded states received over late_after after the last
+        self.late = 0                     # commanded states over late_after after the last
         self.late_after = LATE            # s (``count_late_after``)
         self.last_update = None
         self.no_model_since = None        # when joint_states first came without a model

@@ -478,7 +478,7 @@ def move_time(q_from, q_to, commanded):
 
 def delay_tolerance(kp, chain):
     """
-    Return the longest gap between states (s) the gains ``kp`` of the joints ``chain`` hold through.
+    Return the longest gap (s) between states that the gains ``kp`` of ``chain`` hold through.
 
     STABLE_DELAY over the chain's highest natural frequency sqrt(kp) (computed torque): a state
     later than that is a delay the loop may not have been stable through, and a pass refused

@@ -232,6 +232,9 @@ INTERFACES = (
      'transient local, as robot_state_publisher publishes it; not read with urdf_file'),
     ('subscribes', 'joint_states', 'sensor_msgs/msg/JointState',
      'best effort; merged per joint: each message updates the joints it names'),
+    ('subscribes', '/clock', 'rosgraph_msgs/msg/Clock',
+     'the simulated time, read with use_sim_time (taken with joint_states, in the loop\'s '
+     'thread)'),
     ('subscribes', '~/joint_trajectory', 'trajectory_msgs/msg/JointTrajectory',
      'joint modes; sampled as joint_trajectory_controller does'),
     ('subscribes', '~/target_pose', 'geometry_msgs/msg/PoseStamped',
