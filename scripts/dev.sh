@@ -171,13 +171,17 @@ build_control_msgs() {
 
 install_pkg() {
   # pip builds in the source tree (build/, the egg-info): two venvs set up at once (CI sets up
-  # Jazzy's and Kilted's together) take turns here
+  # Jazzy's and Kilted's together) take turns here, warm-up included (see warm_up)
   local lock
   lock="${TMPDIR:-/tmp}/rdr-install-$(printf '%s' "$ROOT" | cksum | cut -d' ' -f1).lock"
   {
     if command -v flock >/dev/null; then flock 9; fi
     pip_install --no-deps --no-build-isolation --force-reinstall "$ROOT/robot_dynamics_ros"
+    warm_up
   } 9>"$lock"
+}
+
+warm_up() {
   # ros2 run / launch_ros look for executables in <prefix>/lib/<package>/ (where colcon puts
   # them); pip puts console scripts in bin/.
   mkdir -p "$VENV/lib/robot_dynamics_ros"
@@ -185,8 +189,21 @@ install_pkg() {
   for exe in feedforward_node simulator_node robot-dynamics closed-loop-demo; do
     ln -sf "../../bin/$exe" "$VENV/lib/robot_dynamics_ros/$exe"
   done
-  # Compile the numba kernels once now, so that the first run (or the first test) does not pay it.
+  # Compile the numba kernels once now, so that the first run (or the first test) does not pay
+  # it. numba keys its cache by the content of the sources (0.68), so a venv of the same Python
+  # and numba starts from another's cache of the same sources (.numba-cache/<key>: CI's second
+  # venv then loads in seconds what took the first about 40 CPU-s); what does not match there
+  # (another CPU) numba compiles again.
   ros_env
+  local pkg key shared tmp
+  pkg=$("$VENV/bin/python" -c 'import importlib.util as u
+print(u.find_spec("robot_dynamics_ros").submodule_search_locations[0])')
+  key="$("$VENV/bin/python" -c 'import sys, numba; print(sys.version.split()[0], numba.__version__)' | tr ' ' -)-$(hash_inputs "$ROOT/robot_dynamics_ros" | cut -c1-16)"
+  shared="$ROOT/.numba-cache/$key"
+  if [ -d "$shared" ]; then
+    cp -R "$shared/." "$pkg/"
+    say "numba's cache taken from $shared"
+  fi
   "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d; d.warmup()
 from robot_dynamics_ros.control import observer  # declares the observer kernel of feedforward_node
 from robot_dynamics_ros.control import task_space  # declares the task-space kernel
@@ -196,6 +213,15 @@ from robot_dynamics_ros.simulation import Simulator
 s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])
 from robot_dynamics_ros.nodes import teardown  # the exit watchdog of both nodes
 teardown.compile_watchdog()'
+  if [ ! -d "$shared" ]; then
+    mkdir -p "$ROOT/.numba-cache"
+    tmp=$(mktemp -d "$ROOT/.numba-cache/.new.XXXXXX")
+    (cd "$pkg" && find . -path '*/__pycache__/*' \( -name '*.nbi' -o -name '*.nbc' \) \
+       -exec cp --parents {} "$tmp/" \;)
+    # the other keys' caches go (sources since changed); mv -T fails if another got there first
+    find "$ROOT/.numba-cache" -mindepth 1 -maxdepth 1 ! -name "$(basename "$tmp")" -exec rm -rf {} +
+    mv -T "$tmp" "$shared" 2>/dev/null || rm -rf "$tmp"
+  fi
 }
 
 # ROS 2's launch system and ros2 CLI are on no package registry: without a ROS install, `ros2
