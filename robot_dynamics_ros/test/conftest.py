@@ -53,6 +53,11 @@ CPU_TOP = int(os.environ.get('RDR_TEST_CPU_TOP', '20'))     # how many the summa
 # any_distro that does depend on the distribution fails there instead of passing unseen); unset:
 # every test.
 ANY_DISTRO = os.environ.get('RDR_TEST_ANY_DISTRO', '')
+# RDR_TEST_SHARD=i/n: of the tests kept, those of every n-th test file from the i-th (files by
+# name; a module's fixtures are then set up in one session only). CI runs the any_distro tests
+# as two such sessions at idle priority: once the ROS sessions are over, both cores work on
+# what is left of them (one session left one core idle for the last ~110 s of a CI run).
+SHARD = os.environ.get('RDR_TEST_SHARD', '')
 ROS_MODULES = ('rclpy', 'rcl_interfaces', 'rosidl_runtime_py', 'ament_index_python', 'launch',
                'launch_ros')
 
@@ -92,6 +97,17 @@ def pytest_configure(config):
         raise pytest.UsageError(f'RDR_TEST_ANY_DISTRO={ANY_DISTRO}: skip, only, or unset')
     if PART not in ('', 'ros', 'offline'):
         raise pytest.UsageError(f'RDR_TEST_PART={PART}: ros, offline, or unset for every test')
+    if SHARD and shard() is None:
+        raise pytest.UsageError(f'RDR_TEST_SHARD={SHARD}: i/n with 0 <= i < n, or unset')
+
+
+def shard():
+    """Return (i, n) of RDR_TEST_SHARD, or None when it is not one."""
+    try:
+        i, n = (int(x) for x in SHARD.split('/'))
+    except ValueError:
+        return None
+    return (i, n) if 0 <= i < n else None
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -137,13 +153,18 @@ def any_distro(item):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Keep the part of the suite RDR_TEST_PART and RDR_TEST_ANY_DISTRO name."""
+    """Keep the part of the suite RDR_TEST_PART, RDR_TEST_ANY_DISTRO and RDR_TEST_SHARD name."""
     keep, drop = [], []
     for item in items:
         offline = item.get_closest_marker('offline') is not None
         kept = (not PART or offline == (PART == 'offline')) and (
             not ANY_DISTRO or any_distro(item) == (ANY_DISTRO == 'only'))
         (keep if kept else drop).append(item)
+    if SHARD:
+        i, n = shard()
+        files = {path: k for k, path in enumerate(sorted({item.path for item in keep}))}
+        drop += [item for item in keep if files[item.path] % n != i]
+        keep = [item for item in keep if files[item.path] % n == i]
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
