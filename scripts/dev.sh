@@ -123,10 +123,29 @@ make_venv() {
   local py; py=$(pick_python)
   rm -rf "$VENV"
   "$py" -m venv "$VENV"
-  "$VENV/bin/python" -m pip install -q --upgrade pip
+  with_retries "$VENV/bin/python" -m pip install -q --retries 10 --upgrade pip
 }
 
-pip_install() { "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$@"; }
+# with_retries CMD…: CMD, run again (up to 3 times, 20 s and 40 s apart) when it fails. pip's
+# downloads come over the network, which fails now and then: a landing's CI once failed because
+# example-robot-data's wheel (131 MB) stopped at 121 MB six times over, resumed from the same byte.
+with_retries() {
+  local attempt
+  for attempt in 1 2 3; do
+    "$@" && return 0
+    [ "$attempt" -lt 3 ] || break
+    say "failed (attempt $attempt of 3; a network fault?): trying again in $((attempt * 20)) s"
+    sleep $((attempt * 20))
+  done
+  return 1
+}
+
+# pip (the venv's, upgraded by make_venv) retries a connection 10 times and resumes a broken
+# download 10 times before with_retries starts it afresh
+pip_install() {
+  with_retries "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
+    --retries 10 --resume-retries 10 "$@"
+}
 
 # The ros-* wheels were built in /opt/python/cp311-cp311 and their exported cmake files name that
 # interpreter's include directory and its numpy's; point them at this venv's.
