@@ -165,6 +165,24 @@ def test_a_stale_state_commands_on_timeout_until_it_is_back(arm):
     assert loop.watchdog(1.31) is None and loop.log.keys('info') == ['observer gap', 'back']
 
 
+def test_a_stalled_stream_is_an_error_once_per_stall_and_gravity_goes_on(arm):
+    loop = make(arm, on_timeout='gravity')
+    q = (0.4, -0.3)
+    feed(loop, 1.0, q, (0.0, 0.0))
+    for t in (1.2, 1.9, 2.0):                     # stale, not yet stalled (STALLED: 1 s)
+        assert np.allclose(loop.watchdog(t).command, gravity_torques(arm, q))
+    assert loop.log.keys('error') == []
+    for t in (2.01, 2.5, 4.0):                    # stalled: one error, gravity goes on
+        assert np.allclose(loop.watchdog(t).command, gravity_torques(arm, q))
+    assert loop.log.keys('error') == [None]
+    assert "joint_states of ['joint1', 'joint2'] stalled for over 1.0 s" in loop.log.text()
+    assert 'what held the arm at rest' in loop.log.text()
+    feed(loop, 4.1, q, (0.0, 0.0))                # back; a second stall: said again
+    assert loop.watchdog(4.11) is None
+    loop.watchdog(5.5)
+    assert loop.log.keys('error') == [None, None]
+
+
 def test_states_slower_than_the_timeout_are_named(arm):
     loop = make(arm, state_timeout=0.05)
     for k in range(8):                      # every 80 ms: stale between messages

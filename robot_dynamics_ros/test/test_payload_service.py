@@ -313,7 +313,7 @@ def test_stale_states_and_an_active_collision_reaction_are_refused(tmp_path):
         rig.ready()
         rig.sim.proc.send_signal(signal.SIGSTOP)        # the simulator frozen: no joint_states
         try:
-            assert rig.ctrl.wait_log('commanding zero torque', 10), rig.ctrl.log()[-2000:]
+            assert rig.ctrl.wait_log('commanding gravity torque', 10), rig.ctrl.log()[-2000:]
             # and past Fast DDS's shared-memory health check: a process stopped while it writes
             # to a peer's port blocks that port, and what was queued there arrives when the port
             # is regenerated (beside a busy core: an old joint state and this test's request came

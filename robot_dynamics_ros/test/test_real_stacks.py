@@ -135,7 +135,9 @@ def test_a_commanded_joint_missing_or_stale_gives_the_timeout_behaviour(ros, tmp
 
 
 def test_foreign_duplicated_and_short_messages(ros, tmp_path):
-    proc, peer = start(tmp_path, 'names', 'names', '-p', 'state_timeout:=0.5')
+    # on_timeout zero: a command apart from the last fresh one (gravity's would equal it)
+    proc, peer = start(tmp_path, 'names', 'names', '-p', 'state_timeout:=0.5',
+                       '-p', 'on_timeout:=zero')
     try:
         peer.publish_description(robot_urdf('panda'))
         assert proc.wait_log('model "', 20), proc.log()

@@ -26,6 +26,8 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
+from rclpy.parameter import Parameter  # noqa: E402
+from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
@@ -142,6 +144,54 @@ def test_command_timeout_gives_zero_torque(sim):
     assert 'applying zero torque' in sim.proc.log()
     assert np.all(np.array(sim.states[-1].effort) == 0.0)
     assert np.abs(np.array(sim.states[-1].position) - Q0).max() > 0.1
+
+
+def set_param(sim, name, value):
+    """Set a parameter of the simulator while it runs; return its SetParametersResult."""
+    params = AsyncParameterClient(sim.node, 'dynamics_simulator')
+    assert params.wait_for_services(timeout_sec=20)
+    future = params.set_parameters([Parameter(name, value=value)])
+    end = time.monotonic() + 10
+    while not future.done() and time.monotonic() < end:
+        spin_once(sim.node, timeout_sec=0.01)
+    assert future.done()
+    return future.result().results[0]
+
+
+def test_with_command_timeout_0_the_last_command_holds(sim):
+    """command_timeout 0 (the default): as ros2_control's ForwardCommandController, no expiry."""
+    def set_timeout(value):
+        assert set_param(sim, 'command_timeout', value).successful
+    set_timeout(0.0)
+    try:
+        assert sim.do_reset().success
+        tau = gravity_torques(sim.model, np.array(Q0))
+        sim.spin(0.3, command=tau)
+        said = sim.proc.log().count('applying zero torque')
+        sim.spin(1.0)                               # no command for 1 s, five times 0.2 s
+        assert sim.proc.log().count('applying zero torque') == said
+        assert np.allclose(sim.states[-1].effort, tau, rtol=0, atol=1e-9)
+        # a bad value is refused, the old kept
+        result = set_param(sim, 'command_timeout', -1.0)
+        assert not result.successful and 'must be >= 0' in result.reason
+    finally:
+        set_timeout(0.2)
+
+
+def test_initial_positions_set_while_running_take_the_next_reset_there(sim):
+    try:
+        assert set_param(sim, 'initial_positions', [0.2, -0.1]).successful
+        assert sim.do_reset().success
+        n = len(sim.states)
+        sim.spin(0.1)
+        assert any(np.abs(np.array(m.position) - [0.2, -0.1]).max() < 1e-3
+                   for m in sim.states[n:])
+        result = set_param(sim, 'initial_positions', [0.2, -0.1, 0.0])
+        assert not result.successful and 'needs 2 values' in result.reason, result.reason
+    finally:
+        assert set_param(sim, 'initial_positions', Q0).successful
+        assert sim.do_reset().success
+        sim.spin(0.05, command=[0.0, 0.0])          # brakes off, falling: as the tests before
 
 
 def test_reset_returns_to_the_initial_positions(sim):

@@ -398,10 +398,10 @@ def test_wrong_targets_are_refused_and_a_stopped_stream_held(tmp_path):
                         8), (rig.pose()[:3, 3] - T0[:3, 3], rig.still())
         moved = rig.pose()[:3, 3] - T0[:3, 3]
         assert 0.005 < moved[0] < 0.03 and np.abs(moved[1:]).max() < 1e-3, moved
-        # joint_states stop: the controller commands on_timeout (zero), nothing crashes
+        # joint_states stop: the controller commands on_timeout (gravity), nothing crashes
         rig.sim.proc.send_signal(19)                   # SIGSTOP
         try:
-            assert rig.ctrl.wait_log('commanding zero torque', 5)
+            assert rig.ctrl.wait_log('commanding gravity torque', 5)
         finally:
             rig.sim.proc.send_signal(18)               # SIGCONT
         assert rig.ctrl.alive()

@@ -69,6 +69,14 @@ FOLLOWING_MODES = ('feedforward', 'computed_torque')     # the modes that take g
 # s: a commanded state received this long after the one before counts as late (the process or
 # its peer stalled: a loaded machine; the drive held the last command meanwhile)
 LATE = 0.02
+# s: a commanded joint stale this long is a stalled stream, not a hiccup: an error names it once
+# per stall (the on_timeout command goes on: see doc/concepts/controller.md, "Safe outputs")
+STALLED = 1.0
+# An arm whose commanded joints all moved slower than REST_SPEED (rad/s or m/s) for REST_TIME (s)
+# is at rest: through a stall, on_timeout gravity commands the mean of what held it there
+# (g(q) plus what the loop added for a load or friction the model lacks: xarm7 with a 1.5 kg tool
+# its description lacks sagged 0.08 rad in a 0.3 s stall on g(q) alone, test_stalls.py)
+REST_SPEED, REST_TIME = 0.02, 0.2
 LIMITS_PERIOD = 0.05    # s: ~/active_limits at most this often (it changes within a millisecond)
 LIMIT_TEXT = dict(position='the soft position limit', velocity='the velocity limit',
                   workspace='the workspace wall', tool_speed='the tool speed limit',
@@ -113,6 +121,7 @@ class ControlLoop:
         self.bump = None                  # [offset, start] while a model change fades in
         self.stamp = 0.0                  # the latest commanded-joint state's stamp (0: none)
         self.reported_stale = None        # the stale (or missing) commanded joints reported
+        self.stall_said = False           # the error of this stall (over STALLED) was logged
         self.gaps = collections.deque(maxlen=20)   # recent intervals between commanded states
         self.steps = collections.deque(maxlen=20)  # ... in their stamps' time (see ``period``)
         self.late = 0                     # commanded states over late_after after the last
@@ -170,7 +179,8 @@ class ControlLoop:
         self._observed_tau = np.zeros((2, n))      # the observer's torques, friction
         self.motor, self.estimate = np.zeros(n), np.zeros(n)
         self.command = np.zeros(len(ctrl.joints))
-        self.reported_stale, self.last_update = None, None
+        self.held, self.rest = np.zeros(len(ctrl.joints)), None    # see _note_rest
+        self.reported_stale, self.last_update, self.stall_said = None, None, False
         self.gaps.clear()
         self.steps.clear()
         self.model_time = now
@@ -398,6 +408,7 @@ class ControlLoop:
         external = self.estimate if self.observer is not None and self.estimates else None
         tau = ctrl.limit(tau, at, external, now)
         self._limits_acted(ctrl.limit_layer, now, reply)
+        self._note_rest(tau, now)
         self._sent(tau, reply)
         reply.desired = des
         reply.answers_state = stamped
@@ -446,6 +457,32 @@ class ControlLoop:
         reply = self.reply.clear()
         self._command(now, clock, reply)
         return reply
+
+    def _note_rest(self, tau, now):
+        """
+        Follow whether the arm is at rest and the mean command holding it (``held``).
+
+        ``rest``: [since, last]: the time the commanded joints came under REST_SPEED and of the
+        latest command averaged (a first-order mean over REST_TIME); None while moving.
+        """
+        ctrl = self.ctrl
+        if np.abs(ctrl.qd[ctrl.cmd]).max(initial=0.0) > REST_SPEED:
+            self.rest = None
+        elif self.rest is None:
+            self.rest = [now, now]
+            self.held[:] = tau
+        else:
+            self.held += min(1.0, (now - self.rest[1]) / REST_TIME) * (tau - self.held)
+            self.rest[1] = now
+
+    def _timeout_torques(self):
+        """Return the on_timeout command: gravity's is the held mean where the arm was at rest."""
+        ctrl, rest = self.ctrl, self.rest
+        if self.values['on_timeout'] == 'gravity' and rest is not None and \
+                rest[1] - rest[0] >= REST_TIME:
+            return np.clip(self.held, -ctrl.limits, ctrl.limits)
+        return ctrl.timeout_command(self.values['on_timeout'],
+                                    ctrl.q if ctrl.received.any() else None)
 
     def _sent(self, tau, reply):
         """Note ``tau`` as the command going out (the observer's commanded torques)."""
@@ -726,7 +763,8 @@ class ControlLoop:
         """
         Put the on_timeout command in ``reply`` when commanded joints are missing or stale.
 
-        On_timeout gravity uses the last known q (none before any joint was received).
+        On_timeout gravity: the mean command that held the arm at rest (``_note_rest``), else
+        g(q) at the last known q (none before any joint was received).
         """
         stale = self.stale_joints(now)
         if not stale:
@@ -738,8 +776,7 @@ class ControlLoop:
                                                              f'{self.values["on_timeout"]} '
                                                              f'torque', hold=False)
             ctrl.trajectory = ctrl.hold = None      # when they are back: hold where it is then
-        q = ctrl.q if ctrl.received.any() else None
-        tau = ctrl.timeout_command(self.values['on_timeout'], q)
+        tau = self._timeout_torques()
         ctrl.limit_layer.sent(tau, None, now)     # the next command ramps from it
         self._sent(tau, reply)
         return True
@@ -757,14 +794,25 @@ class ControlLoop:
                               f'received once', 'info')
             return missing
         stale = ctrl.stale_joints(now, timeout)
-        if stale and self.reported_stale != stale:
+        if stale:
             age = now - ctrl.updated[[ctrl.base_model.index(j) for j in stale]].max()
-            self.log.warning(('stale', tuple(stale)),
-                             f'joint_states of {stale} are {age:.3f} s old (state_timeout '
-                             f'{timeout} s): commanding {v["on_timeout"]} torque')
-            self._slow_warning(timeout)
-        elif not stale and self.reported_stale:
+            if self.reported_stale != stale:
+                self.log.warning(('stale', tuple(stale)),
+                                 f'joint_states of {stale} are {age:.3f} s old (state_timeout '
+                                 f'{timeout} s): commanding {v["on_timeout"]} torque')
+                self._slow_warning(timeout)
+            if age > STALLED and not self.stall_said:
+                self.stall_said = True
+                held = ('what held the arm at rest (else g(q) at the last known position; '
+                        'nothing damps a moving arm)' if v['on_timeout'] == 'gravity'
+                        else 'zero torque')
+                self.log.error(f'joint_states of {stale} stalled for over {STALLED:.1f} s: the '
+                               f'arm is not under feedback; commanding {held} until they are '
+                               f'back. Check the joint state publisher (the driver, '
+                               f'joint_state_broadcaster)')
+        elif self.reported_stale:
             self.log.info('back', 'joint_states are back: commanding again')
+            self.stall_said = False
         self.reported_stale = stale
         return stale
 

@@ -39,8 +39,10 @@ PARAMETERS = {
            False),
     'hardware_compensates_gravity': (bool, False, 'subtract g(q) from the output', False),
     'state_timeout': (float, 0.1, 'joint_states older than this (s) trigger on_timeout', False),
-    'on_timeout': (str, 'zero', f'what to command on stale joint_states: '
-                                f'{", ".join(TIMEOUT_BEHAVIOURS)}', False),
+    'on_timeout': (str, 'gravity', f'what to command on stale joint_states: '
+                                   f'{", ".join(TIMEOUT_BEHAVIOURS)} (gravity: g(q) at the last '
+                                   f'known q, which holds an arm at rest; zero drops it)',
+                   False),
     'rate': (float, 0.0, 'command rate in Hz; 0: on every joint_states message', True),
     'payload.link': (str, '', 'link carrying the payload (empty: none)', False),
     'payload.mass': (float, 0.0, 'payload mass (kg)', False),

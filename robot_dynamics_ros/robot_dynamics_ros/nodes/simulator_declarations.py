@@ -37,8 +37,10 @@ PARAMETERS = {
     'timestep': (float, 0.001, 'integration step (s)', True),
     'integrator': (str, 'semi_implicit_euler', f'one of {", ".join(INTEGRATORS)}', True),
     'publish_rate': (float, 500.0, 'joint_states rate (Hz of simulated time)', True),
-    'command_timeout': (float, 0.1, 'torques go to zero when no command came for this long (s)',
-                        False),
+    'command_timeout': (float, 0.0, 'torques go to zero when no command came for this long (s), '
+                                    'as a drive with a command watchdog; 0: the last command '
+                                    'holds, as ros2_control\'s ForwardCommandController keeps '
+                                    'the last message it got', False),
     'real_time_factor': (float, 1.0, 'simulated seconds per wall second; 0: as fast as possible',
                          True),
     'publish_clock': (bool, False, 'publish the simulated time on /clock (always in lockstep)',
@@ -107,7 +109,8 @@ SUMMARY = ('An articulated-body (ABA) simulation of a URDF arm: effort commands 
 # (kind, name, type, what): --help and the reference docs
 INTERFACES = (
     ('subscribes', 'effort_controller/commands', 'std_msgs/msg/Float64MultiArray',
-     'efforts in joints order; none for command_timeout: zero torque'),
+     'efforts in joints order; the last one holds (none for command_timeout > 0: zero '
+     'torque)'),
     ('subscribes', 'inverse_dynamics_controller/torques', 'sensor_msgs/msg/JointState',
      'in lockstep (the lockstep_answers parameter): the controller\'s answers, stamped with the '
      'state they answer'),

@@ -155,15 +155,41 @@ class SimulatorNode(Node):
             return f'publish_rate must be > 0, got {v["publish_rate"]}'
         if not v['real_time_factor'] >= 0:
             return f'real_time_factor must be >= 0, got {v["real_time_factor"]}'
-        if not v['command_timeout'] > 0:
-            return f'command_timeout must be > 0, got {v["command_timeout"]}'
+        if not v['command_timeout'] >= 0:
+            return f'command_timeout must be >= 0 (0: the last command holds), got ' \
+                   f'{v["command_timeout"]}'
         if not 0.0 <= v['limit_restitution'] <= 1.0:
             return f'limit_restitution must be in [0, 1], got {v["limit_restitution"]}'
         return None
 
     def _on_set_parameters(self, params):
-        """Reload the world on a new world_file (refused, the old kept, if it does not load)."""
+        """
+        Take the parameters that may change while running; refuse a bad value, keeping the old.
+
+        command_timeout from the next step on; initial_positions for the next ``~/reset``;
+        world_file reloads the world (refused, the old kept, if it does not load).
+        """
         for p in params:
+            if p.name == 'command_timeout':
+                if not p.value >= 0:
+                    return SetParametersResult(
+                        successful=False, reason=f'command_timeout must be >= 0 (0: the last '
+                                                 f'command holds), got {p.value}')
+                self.values['command_timeout'] = float(p.value)
+                continue
+            if p.name == 'initial_positions':
+                with self.lock:
+                    arm = self.arm
+                if arm is not None:
+                    try:
+                        q0, _ = initial_pose(arm.sim.model, arm.joints, p.value)
+                    except ValueError as e:
+                        return SetParametersResult(successful=False, reason=str(e))
+                    with self.lock:
+                        self.q0 = q0
+                self.values['initial_positions'] = list(p.value)
+                self.get_logger().info(f'initial_positions {list(p.value)}: from the next reset')
+                continue
             if p.name != 'world_file':
                 continue
             try:
@@ -452,13 +478,16 @@ class SimulatorNode(Node):
                     if self.reanchor:
                         wall0, sim0, self.reanchor = time.perf_counter(), sim.t, False
                         self.schedule = (self.get_clock().now().nanoseconds, sim0)
-                    if arm.fresh(now, v['command_timeout']):
+                    # command_timeout 0: the last command holds however old (as a
+                    # ForwardCommandController), else zero torque after it, as a watchdog
+                    stale_after = v['command_timeout'] or None
+                    if stale_after is None or arm.fresh(now, stale_after):
                         timed_out = False
                     elif arm.last_command is not None and not timed_out:
                         timed_out = True
                         self.get_logger().warning(
                             f'no command for {v["command_timeout"]} s: applying zero torque')
-                    self._advance(1, stale_after=v['command_timeout'])
+                    self._advance(1, stale_after=stale_after)
                     k += 1
                     if k % publish_every == 0 or self.halted is not None:
                         self._publish(held=self.halted is not None)
