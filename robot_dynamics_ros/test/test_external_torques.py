@@ -151,9 +151,10 @@ def run(tmp_path, ns, scenario, *controller_args, sim_args=()):
 
     On this 2-core machine the loop now and then stalls for 0.1-0.3 s (both processes and the
     test's compete for the cores): the simulator holds the last command meanwhile, then the
-    controller's on_timeout one, and the controller catches up at its effort limits. What the observer then reports is what
-    happened (a velocity limit of the simulator acting is an external torque too), not what the
-    test asks about. A failure without a stall, or a second stall, fails the test.
+    controller's on_timeout one, and the controller catches up at its effort limits. What the
+    observer then reports is what happened (a velocity limit of the simulator acting is an
+    external torque too), not what the test asks about. A failure without a stall, or a second
+    stall, fails the test.
     """
     for attempt in (1, 2):
         loop = Loop(tmp_path, f'{ns}{attempt}', *controller_args, sim_args=sim_args)
