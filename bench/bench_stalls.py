@@ -50,7 +50,7 @@ ARMS = {
     'panda': ('panda_description/urdf/panda.urdf',
               [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02]),
     'xarm7': ('xarm_description/urdf/xarm7.urdf', [0.0, -0.3, 0.0, 0.8, 0.0, 1.1, 0.0]),
-    'z1': ('z1_description/urdf/z1.urdf', [0.0, 1.2, -1.0, 0.0, 0.0, 0.0]),
+    'z1': ('z1_description/urdf/z1.urdf', [0.0, 1.2, -1.0, 0.0, 0.0, 0.0, -0.5]),
     'kinova': ('kinova_description/robots/kinova.urdf', [0.0, 2.9, 1.3, -2.07, 1.4, 0.0]),
     'talos_arm': ('talos_data/robots/talos_left_arm.urdf', [0.6, 0.3, -1.2, 0.0, 0.0, 0.0, -0.5]),
 }
@@ -115,6 +115,8 @@ def run(arm, mode, gaps, overrides, logs):
         while time.monotonic() < end and (len(seen) < 100 or not said_model(ctrl_log)):
             time.sleep(0.1)
         time.sleep(SETTLE)
+        if not seen:
+            raise SystemExit(f'{arm}: no joint states from the simulator: {said(sim_log, 0)}')
         for gap in gaps:
             marks = [os.path.getsize(p) for p in (ctrl_log, sim_log)]
             t0 = time.monotonic()
