@@ -141,14 +141,23 @@ def test_a_stream_without_commanded_joints_updates_the_state_only(arm):
 # ---- stale and missing joints ---------------------------------------------------------------
 def test_missing_joints_command_on_timeout_and_say_so_once(arm):
     loop = make(arm, on_timeout='gravity')
-    assert loop.watchdog(0.05).command.tolist() == [0.0, 0.0]   # no q yet: zero
+    # no q yet: nothing (a zero would release a braked arm and drop it)
+    assert loop.watchdog(0.05).command is None
     assert loop.log.lines == []                  # the first few ms of two streams: quiet
     loop.watchdog(0.2)
-    loop.watchdog(0.3)
+    assert loop.watchdog(0.3).command is None
     assert loop.log.keys('info') == [('missing', arm.name)]
+    assert 'commanding nothing until the first' in loop.log.text()
     # joint1 alone: gravity at the last known q (joint2 at its default)
     feed(loop, 0.31, names=['joint1'], q=[0.5], qd=[0.0])
     assert np.allclose(loop.watchdog(0.32).command, gravity_torques(arm, [0.5, 0.0]))
+
+
+def test_before_any_state_on_timeout_zero_commands_zero(arm):
+    loop = make(arm, on_timeout='zero')
+    assert loop.watchdog(0.05).command.tolist() == [0.0, 0.0]
+    loop.watchdog(0.3)
+    assert 'commanding zero torque until every commanded joint' in loop.log.text()
 
 
 def test_a_stale_state_commands_on_timeout_until_it_is_back(arm):

@@ -764,12 +764,16 @@ class ControlLoop:
         Put the on_timeout command in ``reply`` when commanded joints are missing or stale.
 
         On_timeout gravity: the mean command that held the arm at rest (``_note_rest``), else
-        g(q) at the last known q (none before any joint was received).
+        g(q) at the last known q; before any joint state, no command at all (``reply.command``
+        None): g(q) needs the pose, and a zero would release brakes that hold the arm until a
+        first command (the simulator's, a drive's) and drop it.
         """
         stale = self.stale_joints(now)
         if not stale:
             return False
         ctrl = self.ctrl
+        if self._nothing_to_hold():
+            return True
         if self.goal is not None:
             self._end_goal(ABORTED, PATH_TOLERANCE_VIOLATED, f'joint_states of {stale} are stale '
                                                              f'(state_timeout): commanding '
@@ -781,6 +785,12 @@ class ControlLoop:
         self._sent(tau, reply)
         return True
 
+    def _nothing_to_hold(self):
+        """on_timeout gravity before any joint state (the drives not compensating gravity)."""
+        ctrl = self.ctrl
+        return (self.values['on_timeout'] == 'gravity' and not ctrl.received.any()
+                and not ctrl.hardware_compensates_gravity)
+
     def stale_joints(self, now):
         """Commanded joints that are missing or stale now (empty when fresh); logs changes."""
         ctrl, v = self.ctrl, self.values
@@ -789,9 +799,11 @@ class ControlLoop:
         if missing:
             if now - self.model_time > timeout:     # not the first few ms of two streams
                 self.log.once(('missing', ctrl.base_model.name),
-                              f'no joint_states yet for {missing}: commanding '
-                              f'{v["on_timeout"]} torque until every commanded joint has been '
-                              f'received once', 'info')
+                              f'no joint_states yet for {missing}: ' + (
+                                  'commanding nothing until the first (gravity needs the pose)'
+                                  if self._nothing_to_hold() else
+                                  f'commanding {v["on_timeout"]} torque until every commanded '
+                                  f'joint has been received once'), 'info')
             return missing
         stale = ctrl.stale_joints(now, timeout)
         if stale:
