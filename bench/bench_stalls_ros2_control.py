@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-A stalled joint_states stream behind the real ros2_control (issue 52), as bench_stalls.py does
-with the project's simulator.
+A stalled joint_states stream behind the real ros2_control (issue 52).
+
+bench_stalls.py's measurement, with ros2_control and MuJoCo in place of the project's simulator.
 
     R2C=/tmp/r2c ROS_DOMAIN_ID=23 [OT=zero] bash scripts/dev.sh run \
         python bench/bench_stalls_ros2_control.py [ur5|panda] [gravity,computed_torque]
