@@ -352,7 +352,8 @@ def main(argv=None):
                   and fastest <= ASKED['speed'] and later <= ASKED['rest_speed'])
             contact = float('nan') if f['contact'] is None else f['contact']
             print(f'| {arm} | {source} | {contact:.3f} | {f["steady"]:.3f} | '
-                  f'{f["settle"]:.3f} | {f["speed"]:.4f} | {lo:.2f}-{hi:.2f} ({travelled:.3f} m) | '
+                  f'{f["settle"]:.3f} | {f["speed"]:.4f} | {lo:.2f}-{hi:.2f} '
+                  f'({travelled:.3f} m) | '
                   f'{fastest:.4f} | '
                   f'{1e3 * later:.3f} | {band:.2f} |' + asked(ok, f'{arm} {source}'))
     print('\nresting on a table (no torque), balance (PD into a block), collision detection')

@@ -96,8 +96,8 @@ def main():
     print('\n| gains | ' + ' | '.join(nominal.joint_names) + ' |')
     print('| --- |' + ' --- |' * nominal.n)
     for tag, g in rows.items():
-        print(f'| {tag} (error %) | ' + ' | '.join(f'{100 * (x / k - 1):+.2f}'
-                                                    for x, k in zip(g, GAINS)) + ' |')
+        errors = [f'{100 * (x / k - 1):+.2f}' for x, k in zip(g, GAINS)]
+        print(f'| {tag} (error %) | ' + ' | '.join(errors) + ' |')
     mass, com, _ = PAYLOAD
     print(f'\npayload from currents (true {mass:g} kg at {list(com)} m):')
     for tag in ('description', 'known load'):

@@ -62,7 +62,7 @@ def seconds(stamp):
 
 
 def swings(joints, base, swing, count):
-    """Return ``count`` 1 s swings to base +- swing, alternating, ending at base; and their time."""
+    """Return ``count`` 1 s swings to base +- swing, alternating, ending at base; their time."""
     from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
     msg = JointTrajectory(joint_names=joints)
     t = 0.0

@@ -15,7 +15,8 @@
 """
 ament_flake8 over the package, as `ros2 pkg create --build-type ament_python` sets it up.
 
-The ament configuration (line length 99), run on the package sources, tests and launch files.
+The ament configuration (line length 99), run on the package sources, tests, launch files and
+the benchmarks (bench/).
 """
 import os
 
@@ -31,6 +32,8 @@ pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
 @pytest.mark.linter
 def test_flake8():
     parts = ('robot_dynamics_ros', 'test', 'launch', 'doc', 'setup.py')
-    paths = [os.path.join(PACKAGE, p) for p in parts]
+    # and the benchmarks beside the package, as test_pep257 checks them
+    paths = [os.path.join(PACKAGE, p) for p in parts] + [os.path.join(os.path.dirname(PACKAGE),
+                                                                      'bench')]
     rc, errors = main_with_errors(argv=paths)
     assert rc == 0, f'Found {len(errors)} code style errors / warnings:\n' + '\n'.join(errors)
