@@ -143,8 +143,13 @@ with_retries() {
 # pip (the venv's, upgraded by make_venv) retries a connection 10 times and resumes a broken
 # download 10 times before with_retries starts it afresh
 pip_install() {
+  local resume=()
+  # pip 25.1 and newer (a venv made by an older dev.sh may have an older one)
+  if "$VENV/bin/python" -m pip install --help 2>/dev/null | grep -q -- --resume-retries; then
+    resume=(--resume-retries 10)
+  fi
   with_retries "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-    --retries 10 --resume-retries 10 "$@"
+    --retries 10 "${resume[@]}" "$@"
 }
 
 # The ros-* wheels were built in /opt/python/cp311-cp311 and their exported cmake files name that
