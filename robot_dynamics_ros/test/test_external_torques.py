@@ -83,9 +83,12 @@ class Loop:
         # (0.5 s of CPU) or discovering a service client mid-run competes with the loop for the
         # two cores
         self.expected(np.array(READY))
+        # command_timeout 0.1 s: the simulator says "no command for" when the controller
+        # stalled, which ``stalls`` reads (the default, 0, holds the last command silently)
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={panda}', '-p', 'publish_rate:=1000.0',
-            '-p', 'publish_clock:=true', '-p', f'initial_positions:={READY}', *sim_args],
+            '-p', 'publish_clock:=true', '-p', f'initial_positions:={READY}',
+            '-p', 'command_timeout:=0.1', *sim_args],
             tmp_path / f'{ns}_sim.log')
         self.ctrl = NodeProcess('feedforward_node', [
             '-r', f'__ns:=/{ns}', '-p', 'mode:=computed_torque', *controller_args],
@@ -150,11 +153,11 @@ def run(tmp_path, ns, scenario, *controller_args, sim_args=()):
     Run ``scenario(loop)`` on a new loop; once more on another if it failed after a stall.
 
     On this 2-core machine the loop now and then stalls for 0.1-0.3 s (both processes and the
-    test's compete for the cores): the simulator holds the last command meanwhile, then the
-    controller's on_timeout one, and the controller catches up at its effort limits. What the
-    observer then reports is what happened (a velocity limit of the simulator acting is an
-    external torque too), not what the test asks about. A failure without a stall, or a second
-    stall, fails the test.
+    test's compete for the cores): the simulator applies zero torque meanwhile (its
+    command_timeout, 0.1 s here), the arm sags and the controller catches up at its effort
+    limits. What the observer then reports is what happened (a velocity limit of the simulator
+    acting is an external torque too), not what the test asks about. A failure without a
+    stall, or a second stall, fails the test.
     """
     for attempt in (1, 2):
         loop = Loop(tmp_path, f'{ns}{attempt}', *controller_args, sim_args=sim_args)
