@@ -140,16 +140,19 @@ with_retries() {
   return 1
 }
 
-# pip (the venv's, upgraded by make_venv) retries a connection 10 times and resumes a broken
-# download 10 times before with_retries starts it afresh
-pip_install() {
+pip_install() { "$VENV/bin/python" -m pip install -q --disable-pip-version-check "$@"; }
+
+# pip_download_install ARGS…: pip_install of what comes over the network. The venv's pip
+# (upgraded by make_venv) retries a connection 10 times and resumes a broken download 10 times
+# (pip 25.1 and newer: a venv made by an older dev.sh may have an older one) before with_retries
+# starts it afresh. Not for the package's own install from the tree: a build error is no
+# network fault, and would be run three times.
+pip_download_install() {
   local resume=()
-  # pip 25.1 and newer (a venv made by an older dev.sh may have an older one)
   if "$VENV/bin/python" -m pip install --help 2>/dev/null | grep -q -- --resume-retries; then
     resume=(--resume-retries 10)
   fi
-  with_retries "$VENV/bin/python" -m pip install -q --disable-pip-version-check \
-    --retries 10 "${resume[@]}" "$@"
+  with_retries pip_install --retries 10 "${resume[@]}" "$@"
 }
 
 # The ros-* wheels were built in /opt/python/cp311-cp311 and their exported cmake files name that
@@ -271,7 +274,7 @@ setup() {
   fi
   step venv v1 make_venv
   step requirements "$DISTRO $(hash_inputs "${REQUIREMENTS[@]}")" \
-    pip_install "${REQUIREMENTS[@]/#/-r}"
+    pip_download_install "${REQUIREMENTS[@]/#/-r}"
   step cmake-exports "$(cat "$STAMPS/requirements")" fix_cmake_exports
   step control-msgs "$(hash_inputs "$ROOT/venv_interfaces") $(cat "$STAMPS/requirements")" \
     build_control_msgs
