@@ -171,10 +171,9 @@ class SimulatorNode(Node):
         """
         for p in params:
             if p.name == 'command_timeout':
-                if not p.value >= 0:
-                    return SetParametersResult(
-                        successful=False, reason=f'command_timeout must be >= 0 (0: the last '
-                                                 f'command holds), got {p.value}')
+                problem = self._check(dict(self.values, command_timeout=p.value))
+                if problem:
+                    return SetParametersResult(successful=False, reason=problem)
                 self.values['command_timeout'] = float(p.value)
                 continue
             if p.name == 'initial_positions':
