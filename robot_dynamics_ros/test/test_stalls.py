@@ -34,6 +34,7 @@ from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
 from robot_dynamics_ros.simulation import Simulator
 
 from conftest import robot_urdf
+from test_control_loop import Log
 
 pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
@@ -46,23 +47,6 @@ POSES = {
 }
 WATCHDOG = 0.05         # s: feedforward_node's timer period at state_timeout 0.1 s
 MAX_DROP, MAX_BACK = 0.05, 0.5
-
-
-class Log:
-    def __init__(self):
-        self.lines = []
-
-    def warning(self, key, message, period=5.0):
-        self.lines.append(('warning', message))
-
-    def info(self, key, message, period=5.0):
-        self.lines.append(('info', message))
-
-    def error(self, message):
-        self.lines.append(('error', message))
-
-    def once(self, key, message, level='warning'):
-        self.lines.append((level, message))
 
 
 def stall(arm, mode, gap, tool=0.0, settle=1.0, **values):
@@ -114,7 +98,7 @@ def test_a_gap_of_up_to_0_3_s_leaves_a_loaded_arm_where_it_was(arm, mode):
     for gap in (0.12, 0.3):
         drop, back, log = stall(arm, mode, gap)
         assert drop <= MAX_DROP and back <= MAX_BACK, (gap, drop, back, log)
-        assert any('commanding gravity torque' in m for _, m in log), log
+        assert any('commanding gravity torque' in m for _, _, m in log), log
 
 
 @pytest.mark.parametrize('arm', sorted(POSES))
@@ -135,4 +119,4 @@ def test_on_timeout_zero_drops_the_arm(arm='ur10'):
     """What the default was: the test above fails with it."""
     drop, _, log = stall(arm, 'gravity', 0.3, on_timeout='zero')
     assert drop > 10 * MAX_DROP, drop
-    assert any('commanding zero torque' in m for _, m in log), log
+    assert any('commanding zero torque' in m for _, _, m in log), log
