@@ -69,6 +69,23 @@ def said(path, since):
     return [line.split(']: ', 1)[-1][:150] for line in lines]
 
 
+def stall(seen, hold_until, gap):
+    """
+    Hold the relayed stream back for ``gap`` s; return (drop, back) as the module doc says.
+
+    ``seen``: the relay's (monotonic time, q, qd) of every state the plant sent; ``hold_until``:
+    the one-element list the relay reads (it forwards nothing before that time).
+    """
+    t0 = time.monotonic()
+    before = seen[-1][1]
+    hold_until[0] = t0 + gap
+    time.sleep(gap + AFTER)
+    window = [(t, q, qd) for t, q, qd in seen if t0 <= t <= t0 + gap + AFTER]
+    drop = max((np.abs(q - before).max() for _, q, _ in window), default=float('nan'))
+    back = max((np.abs(qd).max() for t, _, qd in window if t > t0 + gap), default=float('nan'))
+    return drop, back
+
+
 def said_model(path):
     """Whether the controller's log says it took its model."""
     with open(path, encoding='utf-8', errors='replace') as f:
@@ -119,14 +136,7 @@ def run(arm, mode, gaps, overrides, logs):
             raise SystemExit(f'{arm}: no joint states from the simulator: {said(sim_log, 0)}')
         for gap in gaps:
             marks = [os.path.getsize(p) for p in (ctrl_log, sim_log)]
-            t0 = time.monotonic()
-            before = seen[-1][1]
-            hold_until[0] = t0 + gap
-            time.sleep(gap + AFTER)
-            window = [(q, qd) for t, q, qd in seen if t0 <= t <= t0 + gap + AFTER]
-            drop = max(np.abs(q - before).max() for q, _ in window) if window else float('nan')
-            back = max((np.abs(qd).max() for t, _, qd in seen if t0 + gap < t <= t0 + gap + AFTER),
-                       default=float('nan'))
+            drop, back = stall(seen, hold_until, gap)
             rows.append((gap, drop, back, said(ctrl_log, marks[0]), said(sim_log, marks[1])))
             time.sleep(APART)
     finally:

@@ -18,15 +18,16 @@ A stalled joint_states stream behind the real ros2_control (issue 52).
 bench_stalls.py's measurement, with ros2_control and MuJoCo in place of the project's simulator.
 
     R2C=/tmp/r2c ROS_DOMAIN_ID=23 [OT=zero] bash scripts/dev.sh run \
-        python bench/bench_stalls_ros2_control.py [ur5|panda] [gravity,computed_torque]
+        python bench/bench_stalls_ros2_control.py [ARM: ur5] [gravity,computed_torque]
 
 ros2_control_node (controller_manager, joint_state_broadcaster, an effort
 ForwardCommandController, the MuJoCo plant ``mujoco_arm_hardware`` at 500 Hz), all built by
 ``../shared/ros2_control/recipe.sh all`` into $R2C (default /tmp/r2c; nothing of it is in the
 project) -> /joint_states -> a relay in this process that holds them back for 0.12 and 0.3 s ->
 feedforward_node (config/feedforward.yaml; ``OT``: its on_timeout) -> /effort_controller/commands.
-Prints per mode and gap the largest move of a joint until 1 s after the stream is back (rad),
-the fastest joint in that second (rad/s) and what the controller warned. The arm's description
+ARM: one of bench_stalls.ARMS (ur5 by default). Per mode and gap it prints bench_stalls'
+figures (``stall``: the largest move of a joint until 1 s after the stream is back, rad; the
+fastest joint in that second, rad/s) and what the controller warned. The arm's description
 is its example-robot-data URDF without visuals and collisions, with a <ros2_control> block.
 """
 import os
@@ -42,16 +43,13 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 HERE = os.path.join(os.path.dirname(ROOT), 'shared', 'ros2_control')
 sys.path.insert(0, os.path.join(ROOT, 'bench'))
+from bench_stalls import APART, ARMS, MAX_BACK, MAX_DROP, said, SETTLE, stall  # noqa: E402
 from benchlib import erd_urdf  # noqa: E402
 from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
 
 R2C = os.environ.get('R2C', '/tmp/r2c')
 DOMAIN = os.environ.get('ROS_DOMAIN_ID', '23')
-ROBOTS = {'ur5': ('ur_description/urdf/ur5_robot.urdf', [0.0, -1.2, 1.5, -1.9, -1.57, 0.0]),
-          'panda': ('panda_description/urdf/panda.urdf',
-                    [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8])}
 GAPS = (0.12, 0.3)
-SETTLE, AFTER, APART = 4.0, 1.0, 3.0      # s
 # the controllers: joint_state_broadcaster and an effort ForwardCommandController, at 500 Hz
 CONTROLLERS = """controller_manager:
   ros__parameters:
@@ -103,7 +101,7 @@ time.sleep(2.0)
 
 def description(arm, work):
     """Write the arm's URDF for MuJoCo and ros2_control; return (its path, the joints)."""
-    rel, q0 = ROBOTS[arm]
+    rel, q0 = ARMS[arm]
     with open(erd_urdf(rel), encoding='utf-8') as f:
         xml = f.read()
     xml = re.sub(r'<(visual|collision)\b.*?</\1>', '', xml, flags=re.S)
@@ -189,20 +187,13 @@ def main():
             time.sleep(SETTLE)
             for gap in GAPS:
                 mark = os.path.getsize(log)
-                t0 = time.monotonic()
-                before = seen[-1][1]
-                hold_until[0] = t0 + gap
-                time.sleep(gap + AFTER)
-                window = [(t, q, qd) for t, q, qd in seen if t0 <= t <= t0 + gap + AFTER]
-                drop = max(np.abs(q - before).max() for _, q, _ in window)
-                back = max(np.abs(qd).max() for t, _, qd in window if t > t0 + gap)
-                with open(log, encoding='utf-8') as f:
-                    f.seek(mark)
-                    said = [line.split(']: ', 1)[-1][:110] for line in f
-                            if 'WARN' in line or 'ERROR' in line]
-                rate = sum(1 for t, _, _ in seen if t0 - 1.0 <= t < t0)
+                now = time.monotonic()
+                rate = sum(1 for t, _, _ in seen if now - 1.0 <= t < now)
+                drop, back = stall(seen, hold_until, gap)
+                over = '' if drop <= MAX_DROP and back <= MAX_BACK else 'OVER '
                 print(f'{arm} {mode:16s} gap {gap:.2f} s: drop {drop:.4f} rad, back {back:.3f} '
-                      f'rad/s (joint_states at {rate} Hz); said: {said}', flush=True)
+                      f'rad/s (joint_states at {rate} Hz); {over}said: {said(log, mark)}',
+                      flush=True)
                 time.sleep(APART)
             ctrl.send_signal(2)
             ctrl.wait(10)
