@@ -490,8 +490,10 @@ def test_ctrl_c_twice_exits_cleanly(tmp_path, name):
     """
     args = ['-p', f'urdf_file:={example_urdf()}'] if name == 'simulator_node' else []
     for k in range(5):
+        # PYTHONFAULTHANDLER: a crash prints every thread's Python stack into ``out``
         proc = subprocess.Popen([executable(name), '--ros-args', '-r', f'__ns:=/twice{k}', *args],
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                env=dict(os.environ, PYTHONFAULTHANDLER='1'))
         time.sleep(1.5)
         proc.send_signal(2)
         time.sleep(0.002 * k)

@@ -31,6 +31,7 @@ from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.signals import uninstall_signal_handlers
 from rclpy.subscription import Subscription
 from rosgraph_msgs.msg import Clock
 from std_msgs.msg import String
@@ -667,6 +668,7 @@ def spin(node):
     except ExternalShutdownException:
         pass                        # the context went down during the wait
     finally:
+        stop_signals_quiet()
         context.try_shutdown()      # (a no-op after a signal) ends the side executors' spin
         for what, executor, thread in sides:
             executor.wake()
@@ -692,6 +694,25 @@ def _spin_loop(executor):
 
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
+
+
+def stop_signals_quiet():
+    """
+    Ignore SIGINT and SIGTERM from here on, and end rclpy's signal-handling thread.
+
+    Call before the teardown destroys anything. rclpy's handler (Jazzy and Kilted alike) hands
+    each signal to a thread of its own, which triggers every executor's signal guard condition
+    through a bare list of pointers and shuts the contexts down. A second Ctrl-C a few ms after
+    the first (ros2 launch signals the process and its group) had that thread triggering an
+    executor's guard condition while the teardown destroyed it, and freed the list: the
+    simulator ended with a segmentation fault (status -11) in two fresh-clone CI runs, once on
+    each distribution. Ignored, a signal no longer reaches that handler; uninstalling joins the
+    thread, after whatever signal it was still handling. A teardown that hangs is still ended
+    by the exit watchdog.
+    """
+    for stop in STOP_SIGNALS:
+        signal.signal(stop, signal.SIG_IGN)
+    uninstall_signal_handlers()
 
 
 TEARDOWN_GRACE = 2.5    # s: the clean-up after a stop may take this long, then the process ends
@@ -761,6 +782,7 @@ def run_node(node_class, args=None, help_text=''):
         # after faulthandler's C thread has printed every thread's stack (what it hung in).
         # Where that thread cannot start, faulthandler ends it, with status 1, before launch's
         # SIGTERM at 5 s.
+        stop_signals_quiet()
         watchdog = exit_watchdog(TEARDOWN_GRACE + 0.2, (
             f'the clean-up (destroying the node, shutting rclpy down) did not end within '
             f'{TEARDOWN_GRACE} s (stacks above): exiting without it'))
@@ -773,8 +795,7 @@ def run_node(node_class, args=None, help_text=''):
         faulthandler.cancel_dump_traceback_later()
         if watchdog is not None:
             watchdog.disarm()
-        # a last Ctrl-C or SIGTERM during interpreter finalization (which restores default
-        # handlers, but leaves an ignored signal ignored) would kill the process with status -2
-        for stop in STOP_SIGNALS:
-            signal.signal(stop, signal.SIG_IGN)
+        # (the stop signals stay ignored: a last Ctrl-C or SIGTERM during interpreter
+        # finalization, which restores default handlers but leaves an ignored signal ignored,
+        # would kill the process with status -2)
     return 0
