@@ -19,7 +19,8 @@ Speed of the dynamics core against Pinocchio, measured in the same run.
 
 Per robot (ur5, panda, talos_reduced): per-call time of rnea, aba, crba, gravity_torques,
 coriolis_matrix and frame_jacobian (local_world_aligned, of the tool frame; allocating its result,
-and into a given ``out`` as a control loop calls it), both called from Python, next to
+and into a given ``out`` as a control loop calls it), and the tool's child side's wrench (what a
+wrist force/torque sensor reads, against pin.rnea), all called from Python, next to
 Pinocchio's (pin.rnea, pin.aba, pin.crba, pin.computeGeneralizedGravity,
 pin.computeCoriolisMatrix, pin.computeFrameJacobian) and the ratio ours/Pinocchio; batch rnea per
 point (K = 1000) against
@@ -43,6 +44,7 @@ import pinocchio as pin
 
 from robot_dynamics_ros.dynamics import (RobotModel, aba, coriolis_matrix, crba, frame_jacobian,
                                          gravity_torques, rnea)
+from robot_dynamics_ros.dynamics.transmitted import ChildSide
 
 from benchlib import read_urdf
 
@@ -90,6 +92,7 @@ def bench_robot(name, number, repeat, K):
     pv[perm], pa[perm], pt[perm] = qd, qdd, tau
     assert np.allclose(rnea(m, q, qd, qdd), pin.rnea(pm, pd, pq, pv, pa)[perm])
     frame, J = FRAMES[name], np.empty((6, m.n))
+    side = ChildSide(m, xml, frame)
     fid = pm.getFrameId(frame, pin.BODY)
     assert np.allclose(frame_jacobian(m, q, frame), pin.computeFrameJacobian(
         pm, pd, pq, fid, pin.LOCAL_WORLD_ALIGNED)[:, perm])
@@ -107,6 +110,10 @@ def bench_robot(name, number, repeat, K):
          lambda: pin.computeFrameJacobian(pm, pd, pq, fid, pin.LOCAL_WORLD_ALIGNED)),
         (f'frame_jacobian {frame} out=J', lambda: frame_jacobian(m, q, frame, out=J),
          lambda: pin.computeFrameJacobian(pm, pd, pq, fid, pin.LOCAL_WORLD_ALIGNED)),
+        # what a wrist sensor reads (a force sensor's and a controller's 1 kHz path): Pinocchio's
+        # is rnea, whose data.f holds each joint's transmitted force
+        (f'child side wrench {frame} (vs rnea)', lambda: side.wrench(q, qd, qdd),
+         lambda: pin.rnea(pm, pd, pq, pv, pa)),
     ]
     for fn_name, ours, theirs in pairs:
         ours(), theirs()
