@@ -29,8 +29,8 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros.control import configuration
-from robot_dynamics_ros.control.force import (FORCE_DEFAULTS, LOST_TIME, SPEED_MARGIN,
-                                              ForceLoop, SensorInput, check)
+from robot_dynamics_ros.control.force import (FORCE_DEFAULTS, LOST_TIME, REARM_PAUSE,
+                                              SPEED_MARGIN, ForceLoop, SensorInput, check)
 from robot_dynamics_ros.dynamics import RobotModel, frame_jacobian, frame_placement
 from robot_dynamics_ros.dynamics.transmitted import ChildSide
 from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
@@ -182,6 +182,83 @@ def test_pressing_sliding_and_losing_the_table(arm, source):
     fastest, later = bench_contact.removed(rig)
     assert fastest <= 1.0 and later < 1e-3, (fastest, later)
     assert any('the contact is lost' in line for line in rig.loop.log.lines)
+
+
+def test_a_streamed_wrench_does_not_defeat_the_lost_contact_hold():
+    """
+    A ~/target_wrench streamed at 10 Hz (``ros2 topic pub -r 10``) while pressing.
+
+    Then the table goes: the hold comes as with one message, the probe stops within the speed
+    limit's braking and stays; the stream goes on and is told once that it does not re-arm the
+    axes. Stopped for REARM_PAUSE and sent again, the axes control force again: the probe goes
+    down.
+
+    Before: each message re-armed the axes (no contact yet, no hold), and the probe descended at
+    full speed with no warning (74 mm over DDS, issue 53).
+    """
+    f, rig = bench_contact.press('ur5', 'sensor')
+    assert abs(f['steady'] - 10.0) <= bench_contact.BAND['sensor'], f
+    loop, down = rig.loop, [0, 0, -bench_contact.FORCE, 0, 0, 0]
+    period = round(0.1 / rig.sim.dt)
+    ticks = {'n': 0}
+
+    def stream(r):
+        if ticks['n'] % period == 0:
+            assert loop.target_wrench(down, r.t)
+        ticks['n'] += 1
+    rig.run(1.0, each=stream)                       # pressing, streamed: still 10 N
+    assert abs(rig.since(rig.t - 0.5)[:, 1].mean() - 10.0) <= bench_contact.BAND['sensor']
+    assert rig.ctrl.force.holding is None
+    z0 = frame_placement(rig.model, rig.sim.q, 'probe')[2, 3]
+    t0 = rig.t
+    rig.sim.set_world(bench_contact.World())
+    rig.run(2.0, each=stream)
+    r = rig.since(t0)
+    limit = rig.ctrl.force.settings['max_speed'][0]
+    assert r[:, 2].max() <= limit and r[-1, 2] < 1e-3, (r[:, 2].max(), r[-1, 2])
+    fell = z0 - frame_placement(rig.model, rig.sim.q, 'probe')[2, 3]
+    assert fell < 0.01, fell                        # m; 0.2 s at the speed limit: 10 mm
+    assert 'the contact is lost' in str(rig.ctrl.force.holding)
+    told = [m for m in loop.log.lines if 'does not re-arm' in m]
+    assert len(told) == 1 and 'stop the stream and send the wrench again' in told[0], told
+    # the stream stopped for REARM_PAUSE, then one message: force control again (down)
+    rig.run(REARM_PAUSE)
+    z1 = frame_placement(rig.model, rig.sim.q, 'probe')[2, 3]
+    assert loop.target_wrench(down, rig.t)
+    assert rig.ctrl.force.holding is None
+    rig.run(0.5)
+    assert frame_placement(rig.model, rig.sim.q, 'probe')[2, 3] < z1 - 0.005
+
+
+def test_a_hold_stays_where_the_arm_is_while_a_pose_and_twist_stream_runs():
+    """
+    The contact lost, the force axis holds where the probe stopped.
+
+    Whatever height a target pose stream (and its twist) asks meanwhile; the other axes follow
+    the stream.
+
+    Before: the held axis followed the streamed pose's height (the probe lifted 40 mm when the
+    sensor went stale mid-slide, issue 53).
+    """
+    f, rig = bench_contact.press('ur5', 'sensor')
+    rig.sim.set_world(bench_contact.World())
+    rig.run(1.0)
+    assert 'the contact is lost' in str(rig.ctrl.force.holding)
+    T = frame_placement(rig.model, rig.sim.q, 'probe')
+    z_held, x0 = T[2, 3], T[0, 3]
+    quat = bench_contact.quaternion(np.vstack([np.column_stack([T[:3, :3], np.zeros(3)]),
+                                               [0, 0, 0, 1]]))
+    loop = rig.loop
+
+    def stream(r):          # 4 cm higher, moving along x and up at 2 cm/s
+        s = r.t - t0
+        loop.target_pose([x0 + 0.02 * s, T[1, 3], z_held + 0.04 + 0.02 * s], quat, r.t)
+        loop.target_twist([0.02, 0, 0.02, 0, 0, 0], r.t)
+    t0 = rig.t
+    rig.run(1.5, each=stream)
+    T1 = frame_placement(rig.model, rig.sim.q, 'probe')
+    assert abs(T1[2, 3] - z_held) < 2e-3, T1[2, 3] - z_held
+    assert T1[0, 3] - x0 > 0.015, T1[0, 3] - x0         # x follows (0.03 m asked)
 
 
 def test_an_angular_force_axis_turns_under_its_speed_limit_then_twists_a_spring():

@@ -377,6 +377,7 @@ class Controller:
         target = self._target()
         target[0], target[1], target[6] = p, R, True
         target[7] = [None, np.zeros(3), np.eye(3), stamp]  # carried on from here (_carry_on)
+        self._keep_force_hold(target)
         return norm
 
     def set_task_twist(self, twist, now):
@@ -386,16 +387,36 @@ class Controller:
         dt = now - target[5] if target[5] is not None else math.inf
         target[3] = (v - target[2]) / dt if 0 < dt <= TWIST_GAP else np.zeros(6)
         target[2], target[5], target[6] = v, now, True
+        self._keep_force_hold(target)
 
-    def set_task_wrench(self, wrench):
+    def set_task_wrench(self, wrench, now=None):
         """
-        Set the wrench at the task frame's origin (6, root axes).
+        Set the wrench at the task frame's origin (6, root axes); False if a hold kept it out.
 
-        A feedforward, and on the force axes the force asked (which re-arms them after a hold).
+        A feedforward, and on the force axes the force asked. ``now``: when it came (monotonic
+        s; None: a single request): after a hold, only one after a pause in the target wrenches
+        re-arms the force axes (``ForceLoop.asked``); one of a stream leaves them held, and is
+        then not asked of them.
         """
         target = self._target()
         target[4], target[6] = _finite6(wrench, 'target wrench'), True
-        self.force.rearm()
+        taken = self.force.asked(now)
+        self._keep_force_hold(target)
+        return taken
+
+    def _keep_force_hold(self, target):
+        """Keep the task target where the force axes hold, if they do: no motion, no force."""
+        fl = self.force
+        if fl.holding is None or not fl.held:
+            return
+        ax = fl.axes
+        position, rotation = fl.held_pose
+        target[0][ax[:3]] = position[ax[:3]]
+        target[7][1][ax[:3]] = 0.0
+        if np.any(ax[3:]):
+            target[1][:] = rotation
+            target[7][2] = np.eye(3)
+        target[2][ax], target[3][ax], target[4][ax] = 0.0, 0.0, 0.0
 
     def hold_task_target(self):
         """Hold the target where it is: no target velocity or acceleration (a stream stopped)."""
@@ -569,6 +590,7 @@ class Controller:
                 target[2][ax], target[3][ax], target[4][ax] = 0.0, 0.0, 0.0
                 target[6] = True
                 fl.held = True
+                fl.held_pose = (target[0].copy(), target[1].copy())   # see _keep_force_hold
                 law.target_position[:], law.target_rotation[:] = target[0], target[1]
                 law.target_twist[:], law.target_acceleration[:] = target[2], target[3]
                 law.target_wrench[:] = target[4]

@@ -37,12 +37,20 @@ to 52 N on ur5; with the sensor the same law went unstable on ur5 while sliding 
 that made pressing settle in 0.2 s. The form above does both on ur5 and panda with one set of
 gains (``bench/bench_contact.py``).
 
-What makes the force axes hold their position instead (``ForceLoop.holding`` says why; a new
-target wrench re-arms them): the force source gone stale (no sensor reading for
-``force.timeout``), and a lost contact — once the force reached half of what was asked, it
-falling under a tenth of it for 0.1 s (a table taken away; a bounce on impact is shorter): the
-arm then brakes (D) and holds where it is instead of chasing a surface that is gone.
+What makes the force axes hold their position instead (``ForceLoop.holding`` says why): the
+force source gone stale (no sensor reading for ``force.timeout``), and a lost contact — once
+the force reached half of what was asked, it falling under a tenth of it for 0.1 s (a table
+taken away; a bounce on impact is shorter): the arm then brakes (D) and holds where it is
+instead of chasing a surface that is gone. It holds there whatever target pose or twist streams
+meanwhile (on the force axes), and until a target wrench comes after a pause of REARM_PAUSE in
+the target wrenches (a stream stopped and started again, or a single message): a wrench streamed
+at a steady rate (``ros2 topic pub -r 10``, as the tutorial shows) re-armed the axes with every
+message, so the hold never came and a probe whose table was taken away kept descending at full
+speed. Nor does a streamed wrench reset the loop while it controls force (its integral, whether
+contact was made): only the first after such a pause does.
 """
+import math
+
 import numpy as np
 
 FORCE_DEFAULTS = {
@@ -58,6 +66,7 @@ FORCE_DEFAULTS = {
 SOURCES = ('sensor', 'observer')
 IN_CONTACT, LOST = 0.5, 0.1     # of the target force: contact made, then lost
 LOST_TIME = 0.1                 # s under LOST: a bounce on impact is no lost contact
+REARM_PAUSE = 0.5               # s without a target wrench before one re-arms the force axes
 SPEED_MARGIN = 0.95             # v_ref's share of force.max_speed
 
 
@@ -108,10 +117,27 @@ class ForceLoop:
         self.last = None                # time of the last update (s)
         self.held = False               # the controller put the hold into its law
         self.below = None               # since when the force is under LOST of the target
+        self.asked_at = None            # when the last target wrench came (monotonic s)
 
     @property
     def active(self):
         return self._active
+
+    def asked(self, now):
+        """
+        Take the arrival of a target wrench at ``now`` (monotonic s; None: a single request).
+
+        The first after a pause of REARM_PAUSE in the target wrenches (or the first of all)
+        re-arms the axes; one of a stream changes only the force asked. Returns False for one
+        that the hold kept out (the force axes stay held).
+        """
+        pause = math.inf if now is None or self.asked_at is None else now - self.asked_at
+        if now is not None:
+            self.asked_at = now
+        if pause >= REARM_PAUSE:
+            self.rearm()
+            return True
+        return self.holding is None
 
     def rearm(self):
         """Control force again (a new target wrench): no hold, no integral, no contact yet."""

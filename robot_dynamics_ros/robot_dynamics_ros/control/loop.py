@@ -38,6 +38,7 @@ import numpy as np
 
 from ..dynamics import gravity_torques
 from .controller import JOINT_MODES
+from .force import REARM_PAUSE
 from .observer import over_threshold
 from .task_space import TASK_MODES
 from .trajectory_goal import (ABORTED, CANCELED, CODE_NAMES as CODES, INVALID_GOAL,
@@ -130,6 +131,7 @@ class ControlLoop:
         self.no_model_since = None        # when joint_states first came without a model
         self.model_time = None
         self.target_time = None           # monotonic time of the last target pose or twist
+        self._held_said = None            # the force hold a streamed wrench was told about
         self.target_streaming = False     # targets coming within task.target_timeout
         self.observed = None              # the time of the observer's last sample
         self.efforts = self.effort_seen = self.motor = self.estimate = None     # model order
@@ -943,13 +945,25 @@ class ControlLoop:
         self._target_arrived(now, twist=True)
         return True
 
-    def target_wrench(self, wrench):
-        """Take a target wrench (force, torque in root axes); False when refused."""
+    def target_wrench(self, wrench, now=None):
+        """
+        Take a target wrench (force, torque in root axes); False when refused.
+
+        ``now``: its arrival (monotonic s). One of a stream does not re-arm force axes that hold
+        (``control.force``): said once per hold.
+        """
+        ctrl = self.ctrl
         try:
-            self.ctrl.set_task_wrench(wrench)
+            taken = ctrl.set_task_wrench(wrench, now)
         except ValueError as e:
             self.log.warning('wrench value', f'refused ~/target_wrench: {e}')
             return False
+        if not taken and ctrl.force.holding != self._held_said:
+            self._held_said = ctrl.force.holding
+            self.log.warning('rearm', f'force control: the force axes hold ({ctrl.force.holding})'
+                                      f'; a target wrench streamed without a pause of '
+                                      f'{REARM_PAUSE} s does not re-arm them: stop the stream '
+                                      f'and send the wrench again', period=0.0)
         return True
 
     def _target_arrived(self, now, twist=False):

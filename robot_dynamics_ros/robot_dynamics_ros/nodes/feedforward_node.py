@@ -478,7 +478,7 @@ class FeedforwardNode(Node):
     def _on_target_wrench(self, msg):
         if self.loop.target_accepted('target_wrench', msg.header.frame_id):
             f, t = msg.wrench.force, msg.wrench.torque
-            self.loop.target_wrench([f.x, f.y, f.z, t.x, t.y, t.z])
+            self.loop.target_wrench([f.x, f.y, f.z, t.x, t.y, t.z], time.monotonic())
 
     # ---- outputs -----------------------------------------------------------------------------
     def _send(self, reply, state_stamp=None):
