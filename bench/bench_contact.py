@@ -42,6 +42,12 @@ and force source (sensor, observer):
 - **collision**: a joint-space move (computed_torque, observer on, collision.thresholds 10 N m)
   turns the first joint into a post it was not told about: the collision detector must fire.
 
+``--force-table``: instead, per arm, probe mass (``--masses``, default 0.1 0.3 1 kg) and force
+(``--forces``, default 5 10 20 N), with each source: the press's steady force, settling time and
+approach speed, then the table taken away while the target wrench streams at 10 Hz (as
+``ros2 topic pub -r 10``): the fastest speed over the limit, how far the probe went down, its
+speed at the end (asked: at rest).
+
 Exit status 1 when a figure misses what is asked. Arms: the force control tests use ur5 and
 panda; xarm7 (friction in its URDF, simulated and compensated), ur10 and z1 are ones they do not.
 """
@@ -76,6 +82,10 @@ ARMS = {
             [0.0, -1.0, 1.8, -2.4, -1.57, 0.0]),
     'xarm7': ('xarm_description/urdf/xarm7.urdf', 'link7', '0 0 0.06',
               [0.0, 0.55, 0.0, 1.0, 0.0, 0.45, 0.0]),
+    # (kinova at this pose holds its tool along +y, not down: a finger tip is 4 cm below the
+    # probe and touches the table first, so the sensor at the probe reads nothing and the force
+    # axis pushes at D max_speed (9.5 N at 5 N asked, 38 N at 20): not force control. Its
+    # force-table rows are not figures of the law until it gets a pose with the probe down)
     'kinova': ('kinova_description/robots/kinova.urdf', 'j2s6s200_end_effector', '0 0 0.06',
                [0.0, 2.9, 1.3, -2.07, 1.4, 0.0]),
     'panda': ('panda_description/urdf/panda.urdf', 'panda_hand', '0 0 0.15',
@@ -95,8 +105,8 @@ ARMATURE = {'panda': [0.1], 'kinova': [0.1], 'xarm7': [0.1], 'ur10': [0.1], 'z1'
 # arm sets it
 VALUES = {'xarm7': {'friction_compensation': 1.0}, 'z1': {'friction_compensation': 1.0}}
 PROBE = '''<joint name="probe_joint" type="fixed"><parent link="{flange}"/><child link="probe"/>
-<origin xyz="{offset}"/></joint><link name="probe"><inertial><mass value="0.2"/>
-<inertia ixx="1e-4" iyy="1e-4" izz="1e-4" ixy="0" ixz="0" iyz="0"/></inertial>
+<origin xyz="{offset}"/></joint><link name="probe"><inertial><mass value="{mass}"/>
+<inertia ixx="{inertia}" iyy="{inertia}" izz="{inertia}" ixy="0" ixz="0" iyz="0"/></inertial>
 <collision><geometry><sphere radius="0.02"/></geometry></collision></link></robot>'''
 FORCE = 10.0
 BAND = {'sensor': 0.3, 'observer': 1.0}
@@ -104,9 +114,13 @@ ASKED = dict(settle=1.0, slide=1.5, speed=1.01, rest_speed=1e-3, depth=1e-3, ene
              balance=0.02)
 
 
-def arm_with_probe(arm):
+PROBE_MASS = 0.2       # kg
+
+
+def arm_with_probe(arm, mass=PROBE_MASS):
     rel, flange, offset, q0 = ARMS[arm]
-    xml = read_urdf(rel).replace('</robot>', PROBE.format(flange=flange, offset=offset))
+    xml = read_urdf(rel).replace('</robot>', PROBE.format(
+        flange=flange, offset=offset, mass=mass, inertia=5e-4 * mass))
     return xml, RobotModel.from_urdf(xml), np.array(q0, dtype=float)
 
 
@@ -127,8 +141,8 @@ def table(x, y, top, size=1.0):
 class PressRig:
     """ControlLoop + simulator with a table under the probe and the F/T sensor at probe_joint."""
 
-    def __init__(self, arm, source, **values):
-        self.xml, self.model, q0 = arm_with_probe(arm)
+    def __init__(self, arm, source, mass=PROBE_MASS, **values):
+        self.xml, self.model, q0 = arm_with_probe(arm, mass)
         model = self.model
         self.geometry = arm_geometry(model, self.xml, MESHES)
         plant = model.with_armature(ARMATURE[arm]) if arm in ARMATURE else model
@@ -187,11 +201,11 @@ class PressRig:
         return r[r[:, 0] >= t0]
 
 
-def press(arm, source):
-    """Press 10 N down; return figures (see the module doc) and the rig, pressing."""
-    rig = PressRig(arm, source)
+def press(arm, source, force=FORCE, mass=PROBE_MASS):
+    """Press ``force`` N down; return figures (see the module doc) and the rig, pressing."""
+    rig = PressRig(arm, source, mass)
     t0 = rig.t
-    rig.ctrl.set_task_wrench([0, 0, -FORCE, 0, 0, 0])
+    rig.ctrl.set_task_wrench([0, 0, -force, 0, 0, 0])
     rig.run(3.0)
     r = rig.since(t0)
     touching = r[r[:, 1] > 0.5]
@@ -200,7 +214,7 @@ def press(arm, source):
     if not len(touching):
         return dict(out, contact=None, steady=0.0, settle=np.inf), rig
     tc = touching[0, 0]
-    outside = r[(r[:, 0] > tc) & (np.abs(r[:, 1] - FORCE) > BAND[source])]
+    outside = r[(r[:, 0] > tc) & (np.abs(r[:, 1] - force) > BAND[source])]
     last = r[r[:, 0] > r[-1, 0] - 1.0]
     return dict(out, contact=float(tc - t0), steady=float(last[:, 1].mean()),
                 settle=float(outside[-1, 0] - tc) if len(outside) else 0.0), rig
@@ -261,6 +275,52 @@ def removed(rig):
     r = rig.since(t0)
     limit = rig.ctrl.force.settings['max_speed'][0]
     return float(r[:, 2].max() / limit), float(r[-1, 2])
+
+
+def removed_streamed(rig, force, period=0.1, seconds=2.0):
+    """
+    Pressing, the target wrench streamed every ``period`` s, take the table away.
+
+    Return (fastest speed / limit, how far the probe went down in mm, its speed at the end).
+    """
+    t0, down = rig.t, [0, 0, -force, 0, 0, 0]
+    z0 = frame_placement(rig.model, rig.sim.q, 'probe')[2, 3]
+    every, ticks = int(round(period / rig.sim.dt)), [0]
+
+    def stream(r):
+        if ticks[0] % every == 0:
+            r.loop.target_wrench(down, r.t)
+        ticks[0] += 1
+    rig.run(0.5, each=stream)
+    rig.sim.set_world(World())
+    rig.run(seconds, each=stream)
+    r = rig.since(t0)
+    limit = rig.ctrl.force.settings['max_speed'][0]
+    fell = z0 - frame_placement(rig.model, rig.sim.q, 'probe')[2, 3]
+    return float(r[:, 2].max() / limit), 1e3 * float(fell), float(r[-1, 2])
+
+
+def force_table(arms, masses, forces, failed):
+    """Print the force table (arm x probe x force x source); append what misses to failed."""
+    print('\nforce table: press, then the table removed with the wrench streamed at 10 Hz')
+    print('| arm | probe (kg) | force (N) | source | steady (N) | settled (s) | '
+          'approach / max_speed | removed: fastest / max_speed | went down (mm) | '
+          'at the end (mm/s) |')
+    print('| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |')
+    for arm in arms:
+        for mass in masses:
+            for force in forces:
+                for source in ('sensor', 'observer'):
+                    f, rig = press(arm, source, force, mass)
+                    fastest, fell, end = removed_streamed(rig, force)
+                    ok = (f['contact'] is not None and abs(f['steady'] - force) <= BAND[source]
+                          and f['settle'] <= ASKED['settle'] and f['speed'] <= ASKED['speed']
+                          and fastest <= ASKED['speed'] and end <= ASKED['rest_speed'])
+                    if not ok:
+                        failed.append(f'{arm} {mass} kg {force} N {source}')
+                    print(f'| {arm} | {mass} | {force} | {source} | {f["steady"]:.3f} | '
+                          f'{f["settle"]:.3f} | {f["speed"]:.4f} | {fastest:.4f} | {fell:.1f} | '
+                          f'{1e3 * end:.3f} |' + ('' if ok else '  MISSED'), flush=True)
 
 
 def rest(arm):
@@ -327,8 +387,18 @@ def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split('\n')[1])
     parser.add_argument('--arms', nargs='+', default=['ur5', 'panda', 'xarm7', 'ur10', 'z1'],
                         choices=sorted(ARMS))
+    parser.add_argument('--force-table', action='store_true',
+                        help='only the force table: each arm with probes of --masses kg '
+                             'pressing --forces N')
+    parser.add_argument('--masses', nargs='+', type=float, default=[0.1, 0.3, 1.0])
+    parser.add_argument('--forces', nargs='+', type=float, default=[5.0, 10.0, 20.0])
     args = parser.parse_args(argv)
     failed = []
+    if args.force_table:
+        force_table(args.arms, args.masses, args.forces, failed)
+        if failed:
+            print(f'\nmissed: {failed}')
+        return 1 if failed else 0
 
     def asked(ok, what):
         if not ok:
