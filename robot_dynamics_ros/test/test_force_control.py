@@ -30,7 +30,8 @@ import pytest
 
 from robot_dynamics_ros.control import configuration
 from robot_dynamics_ros.control.force import (FORCE_DEFAULTS, LOST_TIME, REARM_PAUSE,
-                                              SPEED_MARGIN, ForceLoop, SensorInput, check)
+                                              SPEED_MARGIN, ForceLoop, SensorInput, check,
+                                              friction_band)
 from robot_dynamics_ros.dynamics import RobotModel, frame_jacobian, frame_placement
 from robot_dynamics_ros.dynamics.transmitted import ChildSide
 from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
@@ -259,6 +260,31 @@ def test_a_hold_stays_where_the_arm_is_while_a_pose_and_twist_stream_runs():
     T1 = frame_placement(rig.model, rig.sim.q, 'probe')
     assert abs(T1[2, 3] - z_held) < 2e-3, T1[2, 3] - z_held
     assert T1[0, 3] - x0 > 0.015, T1[0, 3] - x0         # x follows (0.03 m asked)
+
+
+@pytest.mark.parametrize('arm, warned', [('z1', True), ('xarm7', True), ('ur5', False)])
+def test_friction_that_rivals_the_force_asked_is_warned_about_with_the_figure(arm, warned):
+    """
+    Friction is not compensated along the force axes: where it could hold a fifth of the force.
+
+    z1 (1-2 N m Coulomb per joint) stops short of the table at 5 N, xarm7's observer settles off
+    (bench_contact --force-table): the target wrench gets a warning with the friction's figure
+    at the frame, computed as friction_band from the description's friction. ur5's description
+    has none: no warning.
+    """
+    rig = bench_contact.PressRig(arm, 'sensor')
+    ctrl = rig.ctrl
+    J = frame_jacobian(rig.model, ctrl.q, 'probe')[:, ctrl.cmd]
+    band = friction_band(J, ctrl.friction_fc[ctrl.cmd], ctrl.force.axes)
+    # the figure: the friction torques that push hardest along z, through J's force map
+    F = np.linalg.pinv(J @ J.T) @ J
+    worst = F @ (np.sign(F[2]) * ctrl.friction_fc[ctrl.cmd])
+    assert band[2] == pytest.approx(worst[2]) and not np.any(band[[0, 1, 3, 4, 5]])
+    assert rig.loop.target_wrench([0, 0, -5.0, 0, 0, 0], rig.t)
+    said = [m for m in rig.loop.log.lines if 'Coulomb friction' in m]
+    assert bool(said) == warned, (band, said)
+    if warned:
+        assert f'z {band[2]:.3g} against 5 asked' in said[0], said
 
 
 def test_an_angular_force_axis_turns_under_its_speed_limit_then_twists_a_spring():

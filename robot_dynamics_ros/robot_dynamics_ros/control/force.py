@@ -244,6 +244,26 @@ class SensorInput:
         return self.bias.copy()
 
 
+FRICTION_SHARE = 0.2    # of the force asked: a friction band over it is warned about
+AXIS_NAMES = ('x', 'y', 'z', 'about x', 'about y', 'about z')     # root axes
+
+
+def friction_band(J, fc, axes):
+    """
+    Return the force (N, N m) the joints' Coulomb friction can hold along each force axis.
+
+    ``J``: the task frame's Jacobian (6 x commanded joints, root axes); ``fc``: their Coulomb
+    friction (N m). At rest a joint holds any torque within +-fc, which sums at the frame to
+    up to sum_j |[(J J^T)^+ J]_kj| fc_j along axis k. Friction is not compensated along the
+    force axes (their target twist is a force's): a force asked below this band may stop short of
+    the surface or settle off (the observer also reads the friction at rest as contact force).
+    Zero off the force axes.
+    """
+    J = np.asarray(J, dtype=float)
+    share = np.abs(np.linalg.pinv(J @ J.T) @ J)
+    return np.where(axes, share @ np.asarray(fc, dtype=float), 0.0)
+
+
 def at_frame(wrench, R, p, origin):
     """Return a wrench [f; t] given in a frame (rotation R, origin p) in root axes at origin."""
     f = R @ wrench[:3]

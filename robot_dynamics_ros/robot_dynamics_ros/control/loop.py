@@ -36,9 +36,9 @@ import time
 
 import numpy as np
 
-from ..dynamics import gravity_torques
+from ..dynamics import frame_jacobian, gravity_torques
 from .controller import JOINT_MODES
-from .force import REARM_PAUSE
+from .force import AXIS_NAMES, FRICTION_SHARE, REARM_PAUSE, friction_band
 from .observer import over_threshold
 from .task_space import TASK_MODES
 from .trajectory_goal import (ABORTED, CANCELED, CODE_NAMES as CODES, INVALID_GOAL,
@@ -958,6 +958,8 @@ class ControlLoop:
         except ValueError as e:
             self.log.warning('wrench value', f'refused ~/target_wrench: {e}')
             return False
+        if taken and ctrl.force.active and ctrl.received.any():
+            self._warn_friction(np.asarray(wrench, dtype=float))
         if not taken and ctrl.force.holding != self._held_said:
             self._held_said = ctrl.force.holding
             self.log.warning('rearm', f'force control: the force axes hold ({ctrl.force.holding})'
@@ -965,6 +967,25 @@ class ControlLoop:
                                       f'{REARM_PAUSE} s does not re-arm them: stop the stream '
                                       f'and send the wrench again', period=0.0)
         return True
+
+    def _warn_friction(self, wrench):
+        """Warn, with the figure, where the joints' friction rivals the force asked."""
+        ctrl = self.ctrl
+        fc = ctrl.friction_fc[ctrl.cmd]
+        if not np.any(fc):
+            return
+        J = frame_jacobian(ctrl.model, ctrl.q, ctrl.task['frame'])[:, ctrl.cmd]
+        band = friction_band(J, fc, ctrl.force.axes)
+        asked = np.abs(wrench)
+        over = ctrl.force.axes & (band > FRICTION_SHARE * asked) & (asked > 0)
+        if np.any(over):
+            which = ', '.join(f'{AXIS_NAMES[k]} {band[k]:.3g} against {asked[k]:.3g} asked'
+                              for k in np.flatnonzero(over))
+            self.log.warning('force friction', (
+                f'force control: at this pose the joints\' Coulomb friction (the description\'s) '
+                f'can hold up to {which} (N, N m) at {ctrl.task["frame"]}, and it is not '
+                f'compensated along the force axes: the force may stop short of the surface or '
+                f'settle off what is asked (the observer reads that friction as contact force)'))
 
     def _target_arrived(self, now, twist=False):
         """
