@@ -54,6 +54,9 @@ PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02, 0.02])}
 FRICTION_ARM = ('link7', [0.0, -0.3, 0.0, 0.6, 0.0, 0.9, 0.0])         # xarm7
+# joint_states rate (Hz) as the arm's driver publishes it: Universal Robots' 500 (their
+# ros2_control driver's update rate), Franka's 1000; the others 1000
+RATES = {'ur5': 500.0}
 # panda's joints' torque per reported effort unit (the fingers' too), and the identified ones'
 # share of them
 CURRENT_GAINS = np.array([10.0, 40.0, 20.0, 12.0, 25.0, 8.0, 15.0, 30.0, 30.0])
@@ -83,7 +86,8 @@ class Rig:
                                           SimpleNamespace(link=link, **vars(PAYLOAD))))
         ns = f'payload_{tag}'
         self.sim = NodeProcess('simulator_node', [
-            '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={true}', '-p', 'publish_rate:=1000.0',
+            '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={true}',
+            '-p', f'publish_rate:={RATES.get(arm, 1000.0)}',
             '-p', f'initial_positions:={ros_list(self.q0)}', '-p', f'command_timeout:={TIMEOUT}',
             *sim_args],
             tmp_path / f'{tag}_sim.log')
