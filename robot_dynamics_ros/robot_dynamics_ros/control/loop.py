@@ -958,9 +958,11 @@ class ControlLoop:
         except ValueError as e:
             self.log.warning('wrench value', f'refused ~/target_wrench: {e}')
             return False
-        if taken and ctrl.force.active and ctrl.received.any():
-            self._warn_friction(np.asarray(wrench, dtype=float))
-        if not taken and ctrl.force.holding != self._held_said:
+        if taken:
+            self._held_said = None          # (a hold after this one is told about again)
+            if ctrl.force.active and ctrl.received.any():
+                self._warn_friction(np.asarray(wrench, dtype=float))
+        elif ctrl.force.holding != self._held_said:
             self._held_said = ctrl.force.holding
             self.log.warning('rearm', f'force control: the force axes hold ({ctrl.force.holding})'
                                       f'; a target wrench streamed without a pause of '
