@@ -405,7 +405,12 @@ class Controller:
         return taken
 
     def _keep_force_hold(self, target):
-        """Keep the task target where the force axes hold, if they do: no motion, no force."""
+        """
+        Keep the task target where the force axes hold, if they do: no motion, no force.
+
+        The held pose along the force axes (its twist's carrying too), the rest of the target
+        as it is; from ``_force_axes`` when the hold begins, and after every target meanwhile.
+        """
         fl = self.force
         if fl.holding is None or not fl.held:
             return
@@ -582,15 +587,9 @@ class Controller:
             if not getattr(fl, 'held', False):
                 # hold where the frame is now, with no force asked along the force axes
                 T = self.task_pose()
-                target[0][ax[:3]] = T[:3, 3][ax[:3]]
-                target[7][1][ax[:3]] = 0.0              # the twist's carrying, too
-                if np.any(ax[3:]):
-                    target[1][:] = T[:3, :3]
-                    target[7][2] = np.eye(3)
-                target[2][ax], target[3][ax], target[4][ax] = 0.0, 0.0, 0.0
+                fl.held, fl.held_pose = True, (T[:3, 3].copy(), T[:3, :3].copy())
+                self._keep_force_hold(target)
                 target[6] = True
-                fl.held = True
-                fl.held_pose = (target[0].copy(), target[1].copy())   # see _keep_force_hold
                 law.target_position[:], law.target_rotation[:] = target[0], target[1]
                 law.target_twist[:], law.target_acceleration[:] = target[2], target[3]
                 law.target_wrench[:] = target[4]
