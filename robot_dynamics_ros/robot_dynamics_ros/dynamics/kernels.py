@@ -197,6 +197,11 @@ def _ws_rnea(ws, n):
     return _view(ws, 0, (n, 4, 3)), vaf[0], vaf[1], vaf[2], _view(ws, 30 * n, (2, 6))
 
 
+def rnea_views(ws, n):
+    """Return views of Xup (n, 4, 3) and f (n, 6) in ``ws``: after ID, its last pass's."""
+    return ws[:12 * n].reshape(n, 4, 3), ws[24 * n:30 * n].reshape(n, 6)
+
+
 def articulated_inertias(ws, n):
     """Return the articulated inertia d of every joint after FDab ran on ``ws`` (for errors)."""
     o = 30 * n + 12 + 54 * n

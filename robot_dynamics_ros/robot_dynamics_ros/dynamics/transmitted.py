@@ -26,8 +26,9 @@ takes out of such a reading as the tool's weight (``control.force``).
 The child links' own inertias come from the URDF (the model merges a fixed joint's two sides into
 one body). The sum is RNEA's (compiled): the arm with only the child side's inertias (every other
 link massless, and the part of a merged body above the link) gives, after the backward pass, the
-force the link's body takes from its parent: the child side's. 5-10 us a call, where Newton-Euler
-written out in numpy took 0.5 ms (on the sensor's and the controller's 1 kHz paths both).
+force the link's body takes from its parent: the child side's. 3-6 us a call, where Newton-Euler
+written out in numpy took 0.12-0.19 ms (on the sensor's and the controller's 1 kHz paths both;
+``bench/bench_dynamics.py``).
 """
 import threading
 import xml.etree.ElementTree as ET
@@ -58,8 +59,6 @@ class ChildSide:
         self.links = tuple(side)
         self.body, X = model.link_frame(link)
         self._Xf = np.linalg.inv(X).T           # body -> the link's frame (force)
-        self._bodies = sorted({model.link_frame(name)[0] for name in self.links
-                               if name in model.link_names})
         links = {e.get('name'): e for e in root.findall('link')}
         self._inertias, self.mass = {}, 0.0
         for name in self.links:
@@ -75,21 +74,21 @@ class ChildSide:
             I_link = mcI(m, xyz, R @ Ic @ R.T)              # in the link frame
             self._inertias[b] = self._inertias.get(b, np.zeros((6, 6))) + Xl.T @ I_link @ Xl
             self.mass += m
-        # the arm with the child side's inertias only, its own workspace (see the module doc)
+        # the arm with the child side's inertias only (the fixed base's: see wrench), packed
+        # as RobotModel packs its own, with a workspace of its own (see the module doc)
         n = model.n
-        self._side = side = model.copy()
-        inertias = np.zeros((n, 4, 4))          # the packed [Ibar h; h^T m] of each body
-        for b, I in self._inertias.items():     # noqa: E741 (Featherstone's I)
-            if b < 0:
-                continue                        # the fixed base's: see wrench
-            h = [I[2, 4], I[0, 5], I[1, 3]]
-            inertias[b, :3, :3], inertias[b, :3, 3], inertias[b, 3, :3] = I[:3, :3], h, h
-            inertias[b, 3, 3] = I[5, 5]
-        side._data[23 * n:39 * n] = inertias.ravel()        # kernels' model layout: I
-        self._g = slice(side._model.size - 6, side._model.size)     # a_grav
-        self._Xup = side._ws[:12 * n].reshape(n, 4, 3)              # kernels' workspace
-        self._f = side._ws[24 * n:30 * n].reshape(n, 6)
-        self._tau, self._f_ext = np.empty(n), np.zeros((n, 6))
+        I = np.zeros((n, 6, 6))  # noqa: E741 (Featherstone's I)
+        for b, Ib in self._inertias.items():
+            if b >= 0:
+                I[b] = Ib
+        self._data = K.data_buffer(K.pack_model(
+            model.parent, model.jtype, model.S, model.Xtree_E, model.Xtree_r, model.axis,
+            I[:, 5, 5], np.stack([I[:, 2, 4], I[:, 0, 5], I[:, 1, 3]], axis=1), I[:, :3, :3],
+            model.armature, model.a_grav))
+        packed, ws, _ = K.data_views(self._data)
+        self._g = slice(packed.size - 6, packed.size)      # a_grav, as the model's setter
+        self._Xup, self._f = K.rnea_views(ws, n)
+        self._tau, self._f_ext, self._no_f_ext = np.empty(n), np.zeros((n, 6)), np.zeros((n, 6))
         self._root_children = [i for i in range(n) if model.parent[i] < 0]
         self._lock = threading.Lock()
 
@@ -100,9 +99,9 @@ class ChildSide:
         ``link_wrenches``: {link: [fx, fy, fz, tx, ty, tz]} on links (their frames, about their
         origins: ``Simulator.contact_wrenches``, pushes), those of the child side counted.
         """
-        model, side = self.model, self._side
+        model = self.model
         with self._lock:            # one workspace: the loop's and a service's thread may call
-            f_ext, on_base = side._no_f_ext, np.zeros(6)
+            f_ext, on_base = self._no_f_ext, np.zeros(6)
             if link_wrenches:
                 f_ext = self._f_ext
                 f_ext[:] = 0.0
@@ -113,8 +112,8 @@ class ChildSide:
                     w = np.asarray(w, dtype=float)
                     (f_ext[b] if b >= 0 else on_base)[:] += Xl.T @ np.concatenate([w[3:], w[:3]])
             # the model's gravity as it is now (its setter writes the packed model's last 6)
-            side._data[self._g] = model._data[self._g]
-            K.rnea_one(side._data, np.asarray(q, dtype=float), np.asarray(qd, dtype=float),
+            self._data[self._g] = model.a_grav
+            K.rnea_one(self._data, np.asarray(q, dtype=float), np.asarray(qd, dtype=float),
                        np.asarray(qdd, dtype=float), f_ext, self._tau)
             if self.body >= 0:
                 total = self._f[self.body]
