@@ -18,8 +18,9 @@
 The simulator runs the arm with a payload its controller's URDF lacks (an extra fixed link); the
 controller holds it by computed torque and is asked.
 
-On ur5 and panda: a 1.5 kg payload 3-8 cm off the flange found within 3 % in mass and 5 mm in
-position, the whole call under 10 s, and after ``apply`` the hold error at least 5x smaller.
+On ur5 (real time, 500 Hz) and panda (lockstep): a 1.5 kg payload 3-8 cm off the flange found
+within 3 % in mass and 5 mm in position, the whole call under 60 s of the arm's time, and after
+``apply`` the hold error at least 5x smaller.
 Refusals: an unknown link, a link no commanded joint moves, a trajectory running, a second call
 while one runs, the arm pushed during the sequence, the observer disabled, computed torque off,
 stale joint_states, a collision reaction active, a payload that would weigh less than nothing. A
@@ -47,7 +48,7 @@ from robot_dynamics_ros.nodes.payload_service import AT_REST  # noqa: E402
 from robot_dynamics_ros.tools.identify import with_payload_link  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import DrainingExecutor, NodeProcess, ros_list, spin_lean  # noqa: E402
+from ros_harness import DrainingExecutor, NodeProcess, ros_list, seconds, spin_lean  # noqa: E402
 
 PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
                           inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
@@ -75,8 +76,11 @@ class Rig:
     """The arm with its payload simulated, a controller without it, the test's node."""
 
     def __init__(self, tmp_path, arm, tag, *controller_args, q0=None, kp='[400.0]',
-                 kd='[40.0]', sim_args=()):
+                 kd='[40.0]', sim_args=(), lockstep=False):
         link, ready = ARMS[arm] if arm in ARMS else FRICTION_ARM
+        if lockstep:        # simulated time: one step per answer of the controller
+            sim_args = ('-p', 'lockstep:=true', *sim_args)
+            controller_args = ('-p', 'use_sim_time:=true', *controller_args)
         self.nominal_urdf = os.path.join(erd_root(), ROBOTS[arm])
         self.model = RobotModel.from_urdf_file(self.nominal_urdf)
         self.link = link
@@ -125,11 +129,22 @@ class Rig:
         assert self.ctrl.wait_log('ready in', 60), self.ctrl.log()[-2000:]
         assert self.sim.wait_log('releasing the brakes', 60), self.sim.log()[-2000:]
         assert self.estimate.wait_for_service(timeout_sec=20)
-        time.sleep(1.5)         # the arm sags onto the controller and the observer settles
+        assert self.wait(lambda: self.states, 20), 'no joint_states'
+        self.settle(1.5)        # the arm sags onto the controller and the observer settles
         # and at rest, which the service requires: after the brakes let go a loop that a busy
         # core stalls takes longer (seen: ur5 still at 11 rad/s 3 s after, beside two loads)
         assert self.wait(self.at_rest, 20), \
             f'not at rest: |qd| up to {self.speed():.3f} rad/s' + self.ctrl.log()[-2000:]
+
+    def stamp(self):
+        """Return the time (s) the latest joint state received is stamped with, or -inf."""
+        return seconds(self.states[-1].header.stamp) if self.states else -np.inf
+
+    def settle(self, duration):
+        """Wait ``duration`` s of the arm's time (joint states' stamps: simulated in lockstep)."""
+        end = self.stamp() + duration
+        assert self.wait(lambda: self.stamp() >= end, 30 + 10 * duration), \
+            f'joint_states did not reach {end:.2f} s (at {self.stamp():.2f} s)'
 
     def speed(self, states=200):
         """Return the fastest joint's speed, in rad/s, over the latest ``states`` joint states."""
@@ -189,14 +204,19 @@ def test_the_payload_is_found_and_applied(tmp_path, arm):
         # gains as identify finds them with a known load (within 0.5 %: test_identify_cli)
         sim_args = ('-p', f'effort_gain:={ros_list(CURRENT_GAINS)}')
         ctrl_args = ('-p', f'effort_gain:={ros_list(CURRENT_GAINS * IDENTIFIED)}')
-    rig = Rig(tmp_path, arm, arm, *ctrl_args, q0=q0, sim_args=sim_args)
+    # panda in lockstep: a measurement of the payload, not of the loop's timing; in real time
+    # beside a busy core the service's stiff wrist gains (kp 2500) met a few ms of delay and
+    # joint5 overshot the sequence's speeds (2.13 rad/s, refused: fresh-clone CI, Jazzy). ur5
+    # stays in real time, at its driver's 500 Hz: the estimate as a real arm's loop runs it
+    rig = Rig(tmp_path, arm, arm, *ctrl_args, q0=q0, sim_args=sim_args,
+              lockstep=arm == 'panda')
     try:
         rig.ready()
         before = rig.hold_error(rig.q0)      # held where the simulation started
         mark = len(rig.states)
-        t0 = time.monotonic()
-        res = rig.call(rig.link, apply=True)
-        took = time.monotonic() - t0
+        t0 = rig.stamp()
+        res = rig.call(rig.link, apply=True, timeout=300.0)
+        took = rig.stamp() - t0         # the arm's time (simulated in lockstep)
         assert res.success, res.message + rig.ctrl.log()[-2000:]
         if hi is not None:              # the sequence kept inside (the margin, and a sag)
             q = np.array([s.position for s in rig.states[mark:]])
@@ -206,7 +226,7 @@ def test_the_payload_is_found_and_applied(tmp_path, arm):
         assert abs(res.mass - PAYLOAD.mass) < 0.03 * PAYLOAD.mass, res.message
         assert np.abs(com - PAYLOAD.com).max() < 5e-3, res.message
         assert took < 60.0, took        # 28.6 s of moves, at rest and swept
-        time.sleep(1.0)         # the fade into the new model (0.2 s) and the PD settling
+        rig.settle(1.0)         # the fade into the new model (0.2 s) and the PD settling
         # back where it was called (the pose the model without the payload sagged to)
         assert np.abs(np.array(rig.states[-1].position) - rig.q0).max() < 0.05
         after = rig.hold_error()
@@ -235,8 +255,7 @@ def test_on_an_arm_with_friction_the_default_gains_do(tmp_path):
     xarm7's light wrist (up to w T = 0.2) are not stable with the few ms of delay a starved
     machine adds.
     """
-    rig = Rig(tmp_path, 'xarm7', 'friction', '-p', 'use_sim_time:=true', kp='[100.0]',
-              kd='[20.0]', sim_args=('-p', 'lockstep:=true'))
+    rig = Rig(tmp_path, 'xarm7', 'friction', kp='[100.0]', kd='[20.0]', lockstep=True)
     try:
         rig.ready()
         # 30 s of simulated time: 65 s here, 118 s beside two busy cores
