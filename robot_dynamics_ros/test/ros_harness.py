@@ -88,6 +88,26 @@ def call_service(node, client, request, timeout=20.0):
     raise AssertionError(f'{client.srv_name} did not answer in {timeout} s')
 
 
+def answered(call, wait, timeout=20.0, again=2.0):
+    """
+    Return the result of ``call()``'s future, the request sent again every ``again`` s unanswered.
+
+    For requests that may be handled twice (parameters: set to the same values again). ``wait``
+    is ``wait(predicate, seconds) -> bool``, spinning the client's node or waiting for the
+    thread that spins it. Why a first request can go unanswered: see call_service (seen for
+    get_parameters, fresh-clone CI: a freshly started node's parameter services available, and
+    no answer in 20 s).
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        future = call()
+        if wait(future.done, max(0.0, min(again, deadline - time.monotonic()))) or future.done():
+            return future.result()
+        future.cancel()
+        if time.monotonic() >= deadline:
+            raise AssertionError(f'no answer in {timeout} s')
+
+
 # s between two wake-ups of a DrainingExecutor in spin_lean: the messages of 2 ms at a time
 LEAN_PAUSE = 0.002
 
@@ -246,10 +266,9 @@ class Peer:
 
     def _set(self, call, timeout, values):
         assert self.params.wait_for_services(timeout_sec=timeout), 'parameter services missing'
-        future = call([Parameter(k.replace('__', '.'), value=v) for k, v in values.items()])
-        self.spin_until(future.done, timeout)
-        assert future.done(), f'{call.__name__} timed out'
-        return future.result()
+        return answered(
+            lambda: call([Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]),
+            self.spin_until, timeout)
 
     def call(self, client, request, timeout=10.0):
         assert client.wait_for_service(timeout_sec=timeout), 'service not available'

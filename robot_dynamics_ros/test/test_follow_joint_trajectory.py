@@ -47,7 +47,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 from robot_dynamics_ros.dynamics import RobotModel, frame_placement  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import DrainingExecutor, NodeProcess, ros_list, seconds, spin_executor  # noqa: E402,E501
+from ros_harness import (DrainingExecutor, NodeProcess, answered, ros_list, seconds,  # noqa: E402
+                         spin_executor)
 
 Result = FollowJointTrajectory.Result
 ARMS = {
@@ -166,10 +167,10 @@ class Rig:
 
     def set(self, **values):
         assert self.params.wait_for_services(timeout_sec=20)
-        future = self.params.set_parameters([Parameter(k.replace('__', '.'), value=v)
-                                             for k, v in values.items()])
-        assert self.spin(20, future.done)
-        assert all(r.successful for r in future.result().results), future.result()
+        result = answered(lambda: self.params.set_parameters(
+            [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]),
+            lambda until, s: self.spin(s, until))
+        assert all(r.successful for r in result.results), result
 
     def close(self):
         self.client.destroy()
@@ -223,6 +224,9 @@ def succeeds(rig):
     assert res.status == GoalStatus.STATUS_SUCCEEDED, (res.result.error_string, rig.logs())
     assert res.result.error_code == Result.SUCCESSFUL and 'goal reached' in \
         res.result.error_string
+    # where the arm comes to rest: the states this process has when the result comes can be
+    # behind it (beside a busy core: 3-5 mrad behind on every joint, the arm still moving in)
+    rig.rest()
     error = np.abs(rig.q() - target)
     assert error.max() < 0.002, (error, res.result.error_string)
     # feedback at action_monitor_rate (20 Hz) while it ran: desired, actual and their error
@@ -433,13 +437,15 @@ def test_tolerance_parameters_from_a_params_file_are_checked(tmp_path):
         names = ['constraints.goal_time', 'constraints.shoulder_pan_joint.trajectory',
                  'constraints.shoulder_pan_joint.goal', 'constraints.elbow_joint.goal',
                  'constraints.wrist_1_joint.goal']
-        future = client.get_parameters(names)
-        assert spin_executor(executor, 20, future.done)
-        values = [v.double_value for v in future.result().values]
+
+        def wait(until, seconds):
+            return spin_executor(executor, seconds, until)
+
+        values = [v.double_value for v in answered(lambda: client.get_parameters(names),
+                                                   wait).values]
         assert values == [1.5, 0.0, 0.01, 0.02, 0.0], values
-        future = client.set_parameters([Parameter('constraints.elbow_joint.goal', value=-1.0)])
-        assert spin_executor(executor, 20, future.done)
-        result = future.result().results[0]
+        result = answered(lambda: client.set_parameters(
+            [Parameter('constraints.elbow_joint.goal', value=-1.0)]), wait).results[0]
         assert not result.successful and 'constraints.elbow_joint.goal must be >= 0' in \
             result.reason, result.reason
     finally:

@@ -41,7 +41,7 @@ from robot_dynamics_ros.dynamics.energy import body_poses  # noqa: E402
 from robot_dynamics_ros.simulation.geometry import arm_geometry  # noqa: E402
 
 from conftest import erd_root, robot_urdf  # noqa: E402
-from ros_harness import DrainingExecutor, NodeProcess, ros_list, spin_lean  # noqa: E402
+from ros_harness import DrainingExecutor, NodeProcess, answered, ros_list, spin_lean  # noqa: E402
 
 Q0 = [0.0, -1.0, 1.8, -2.4, -1.57, 0.0]
 PROBE = '''<joint name="probe_joint" type="fixed"><parent link="ee_link"/><child link="probe"/>
@@ -151,8 +151,9 @@ def test_the_probe_presses_ten_newtons_on_the_table_with_the_sensor_then_the_obs
         from rclpy.parameter_client import AsyncParameterClient
         params = AsyncParameterClient(node, CTRL)
         assert params.wait_for_services(timeout_sec=10)
-        future = params.set_parameters([Parameter('force.source', value='observer')])
-        assert wait(future.done, 10) and future.result().results[0].successful
+        result = answered(lambda: params.set_parameters(
+            [Parameter('force.source', value='observer')]), wait)
+        assert result.results[0].successful, result
         assert settled_near(10.0, 1.0, 90), (table_force(), ctrl.log()[-3000:])
         assert 'Traceback' not in ctrl.log() + sim.log()
     finally:

@@ -37,7 +37,7 @@ from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torque
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
 from conftest import robot_urdf  # noqa: E402
-from ros_harness import CONFIG, NodeProcess, Peer, executable, spin_once  # noqa: E402
+from ros_harness import CONFIG, NodeProcess, Peer, answered, executable, spin_once  # noqa: E402
 from test_every_description import stack_description  # noqa: E402
 
 ARM = [f'panda_joint{i}' for i in range(1, 8)]
@@ -212,20 +212,20 @@ def test_a_yaml_written_with_integers_and_a_typo(ros, tmp_path):
         peer.publish_description(open(example_urdf('planar_2r')).read())
         assert proc.wait_log('model "', 20), proc.log()
         assert peer.params.wait_for_services(timeout_sec=10)
-        future = peer.params.get_parameters(['kp', 'kd', 'rate', 'state_timeout',
-                                             'effort_limits.joint1', 'default_positions.joint2'])
-        peer.spin_until(future.done, 10)
+        got = answered(lambda: peer.params.get_parameters(
+            ['kp', 'kd', 'rate', 'state_timeout', 'effort_limits.joint1',
+             'default_positions.joint2']), peer.spin_until)
         values = [v.double_value if v.type == 3 else list(v.double_array_value)
-                  for v in future.result().values]
+                  for v in got.values]
         assert values == [[400.0], [40.0], 100.0, 1.0, 50.0, 1.0], values
         # the typo is named, with the joint meant, and the node runs on without it
         assert proc.wait_log('ignoring parameter effort_limits.joint_1: "joint_1" is not a '
                              'movable joint of planar_2r (did you mean "joint1"?)', 5), proc.log()
         # integers at runtime too (ros2 param set ... kp "[300]" sends an INTEGER_ARRAY)
-        future = peer.params.set_parameters([Parameter('kp', value=[300]),
-                                             Parameter('effort_limits.joint1', value=60)])
-        peer.spin_until(future.done, 10)
-        assert all(r.successful for r in future.result().results), future.result().results
+        got = answered(lambda: peer.params.set_parameters(
+            [Parameter('kp', value=[300]), Parameter('effort_limits.joint1', value=60)]),
+            peer.spin_until)
+        assert all(r.successful for r in got.results), got.results
         peer.state = (['joint1'], [0.0], [0.0])          # joint2 at its default position 1.0
         g = gravity_torques(RobotModel.from_urdf_file(example_urdf('planar_2r')),
                             np.array([0.0, 1.0]))

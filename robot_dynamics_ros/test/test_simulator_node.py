@@ -35,7 +35,7 @@ from std_srvs.srv import Trigger  # noqa: E402
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
-from ros_harness import CONFIG, NodeProcess, spin_once  # noqa: E402
+from ros_harness import CONFIG, NodeProcess, answered, spin_once  # noqa: E402
 
 Q0 = [0.5, -0.3]
 
@@ -150,12 +150,14 @@ def set_param(sim, name, value):
     """Set a parameter of the simulator while it runs; return its SetParametersResult."""
     params = AsyncParameterClient(sim.node, 'dynamics_simulator')
     assert params.wait_for_services(timeout_sec=20)
-    future = params.set_parameters([Parameter(name, value=value)])
-    end = time.monotonic() + 10
-    while not future.done() and time.monotonic() < end:
-        spin_once(sim.node, timeout_sec=0.01)
-    assert future.done()
-    return future.result().results[0]
+
+    def wait(until, seconds):
+        end = time.monotonic() + seconds
+        while not until() and time.monotonic() < end:
+            spin_once(sim.node, timeout_sec=0.01)
+        return until()
+    return answered(lambda: params.set_parameters([Parameter(name, value=value)]),
+                    wait).results[0]
 
 
 def test_with_command_timeout_0_the_last_command_holds(sim):

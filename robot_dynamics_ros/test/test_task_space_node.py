@@ -40,7 +40,8 @@ from robot_dynamics_ros.dynamics import (RobotModel, crba, frame_jacobian,  # no
                                          frame_placement)
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import DrainingExecutor, NodeProcess, ros_list, seconds, spin_lean  # noqa: E402
+from ros_harness import (DrainingExecutor, NodeProcess, answered, ros_list, seconds,  # noqa: E402
+                         spin_lean)
 
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.5, -1.9, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])}
@@ -158,10 +159,9 @@ class Rig:
         assert self.wait(future.done, 10) and future.result().success
 
     def set_params(self, **values):
-        future = self.params.set_parameters(
-            [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()])
-        assert self.wait(future.done, 10)
-        return future.result().results
+        return answered(lambda: self.params.set_parameters(
+            [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]),
+            self.wait).results
 
     def still(self, seconds=0.5):
         """Return the largest joint speed over the last ``seconds`` of joint_states."""
