@@ -225,7 +225,8 @@ def succeeds(rig):
     assert res.result.error_code == Result.SUCCESSFUL and 'goal reached' in \
         res.result.error_string
     # where the arm comes to rest: the states this process has when the result comes can be
-    # behind it (beside a busy core: 3-5 mrad behind on every joint, the arm still moving in)
+    # behind it (beside the offline tests: 3-5 mrad on every joint, the arm still moving in):
+    # spin_executor returns at the wake-up that took the result, before this node's states
     rig.rest()
     error = np.abs(rig.q() - target)
     assert error.max() < 0.002, (error, res.result.error_string)
@@ -297,6 +298,7 @@ def test_a_new_goal_preempts_the_running_one(ur5):
     assert aborted(res1, Result.INVALID_GOAL, 'replaced by a new goal'), \
         res1.result.error_string
     assert res2.status == GoalStatus.STATUS_SUCCEEDED, res2.result.error_string
+    ur5.rest()                  # where it comes to rest (see succeeds)
     assert np.abs(ur5.q() - (q0 - 0.1)).max() < 0.01
 
 
@@ -334,6 +336,9 @@ def test_a_partial_goal_moves_its_joints_and_holds_the_others(ur5):
         res, _ = ur5.run(ur5.goal([(1.0, q0[:2] + 0.2)], names=ur5.joints[:2],
                                   goal_tolerance=tolerance))
         assert res.status == GoalStatus.STATUS_SUCCEEDED, res.result.error_string
+        # where it comes to rest: the states this process had when the result came were 28
+        # mrad behind the goal tolerance's 5 (fresh-clone CI, Jazzy: 0.14 s of the motion)
+        ur5.rest()
         q = ur5.q()
         assert np.abs(q[:2] - (q0[:2] + 0.2)).max() < 0.01
         assert np.abs(q[2:] - q0[2:]).max() < 0.01, q[2:] - q0[2:]
