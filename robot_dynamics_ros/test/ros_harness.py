@@ -67,36 +67,28 @@ def spin_once(node, timeout_sec=None):
     executor.spin_once(timeout_sec=timeout_sec)
 
 
-def call_service(node, client, request, timeout=20.0):
-    """
-    Call a service, asking again every 2 s until it answers.
-
-    A service counts as available once the client has matched the server's request reader; a
-    request sent before the server has matched the client's response reader can go unanswered
-    (CI, once in a suite: a freshly started node's list_parameters 'did not answer' in 20 s).
-    """
-    assert client.wait_for_service(timeout_sec=timeout), f'{client.srv_name} not available'
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        future = client.call_async(request)
-        again = time.monotonic() + 2.0
-        while not future.done() and time.monotonic() < min(again, deadline):
+def node_waiter(node):
+    """Return ``wait(predicate, duration) -> bool``, spinning ``node`` (spin_once) meanwhile."""
+    def wait(predicate, duration):
+        end = time.monotonic() + duration
+        while not predicate() and time.monotonic() < end:
             spin_once(node, timeout_sec=0.05)
-        if future.done():
-            return future.result()
-        client.remove_pending_request(future)
-    raise AssertionError(f'{client.srv_name} did not answer in {timeout} s')
+        return predicate()
+    return wait
 
 
-def answered(call, wait, timeout=20.0, again=2.0):
+def answered(call, wait, timeout=20.0, again=2.0, what='the request'):
     """
     Return the result of ``call()``'s future, the request sent again every ``again`` s unanswered.
 
-    For requests that may be handled twice (parameters: set to the same values again). ``wait``
-    is ``wait(predicate, seconds) -> bool``, spinning the client's node or waiting for the
-    thread that spins it. Why a first request can go unanswered: see call_service (seen for
-    get_parameters, fresh-clone CI: a freshly started node's parameter services available, and
-    no answer in 20 s).
+    For requests that may be handled twice (a service call_service makes, parameters set to the
+    same values again). ``wait`` is ``wait(predicate, duration) -> bool``, spinning the client's
+    node (node_waiter) or waiting for the thread that spins it.
+
+    A service counts as available once the client has matched the server's request reader; a
+    request sent before the server has matched the client's response reader can go unanswered
+    (CI, once in a suite each: a freshly started node's list_parameters, and get_parameters, no
+    answer in 20 s).
     """
     deadline = time.monotonic() + timeout
     while True:
@@ -105,7 +97,27 @@ def answered(call, wait, timeout=20.0, again=2.0):
             return future.result()
         future.cancel()
         if time.monotonic() >= deadline:
-            raise AssertionError(f'no answer in {timeout} s')
+            raise AssertionError(f'{what} did not answer in {timeout} s')
+
+
+def call_service(node, client, request, timeout=20.0):
+    """Call a service from ``node``, asking again every 2 s until it answers (see answered)."""
+    assert client.wait_for_service(timeout_sec=timeout), f'{client.srv_name} not available'
+    return answered(lambda: client.call_async(request), node_waiter(node), timeout,
+                    what=client.srv_name)
+
+
+def set_parameters(client, wait, values, atomically=False, timeout=20.0):
+    """
+    Set ``values`` on ``client``'s node (an AsyncParameterClient); return the response.
+
+    Keyword names, ``__`` for ``.`` (``collision__thresholds=[8.0]``). Sent again until answered
+    (see answered); ``wait`` as there.
+    """
+    assert client.wait_for_services(timeout_sec=timeout), 'parameter services missing'
+    call = client.set_parameters_atomically if atomically else client.set_parameters
+    params = [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]
+    return answered(lambda: call(params), wait, timeout)
 
 
 # s between two wake-ups of a DrainingExecutor in spin_lean: the messages of 2 ms at a time
@@ -258,17 +270,12 @@ class Peer:
 
     def set_params(self, timeout=10.0, **values):
         """Set parameters on the target; returns the list of SetParametersResult."""
-        return self._set(self.params.set_parameters, timeout, values).results
+        return set_parameters(self.params, self.spin_until, values, timeout=timeout).results
 
     def set_params_atomically(self, timeout=10.0, **values):
         """Set parameters on the target all or none (one SetParametersResult)."""
-        return self._set(self.params.set_parameters_atomically, timeout, values).result
-
-    def _set(self, call, timeout, values):
-        assert self.params.wait_for_services(timeout_sec=timeout), 'parameter services missing'
-        return answered(
-            lambda: call([Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]),
-            self.spin_until, timeout)
+        return set_parameters(self.params, self.spin_until, values, atomically=True,
+                              timeout=timeout).result
 
     def call(self, client, request, timeout=10.0):
         assert client.wait_for_service(timeout_sec=timeout), 'service not available'

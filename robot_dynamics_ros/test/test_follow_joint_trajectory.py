@@ -37,7 +37,6 @@ from control_msgs.msg import JointTolerance  # noqa: E402
 from geometry_msgs.msg import Wrench  # noqa: E402
 from rclpy.action import ActionClient  # noqa: E402
 from rclpy.action.client import GoalStatus  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from robot_dynamics_msgs.srv import ApplyWrench  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -48,7 +47,7 @@ from robot_dynamics_ros.dynamics import RobotModel, frame_placement  # noqa: E40
 
 from conftest import ROBOTS, erd_root  # noqa: E402
 from ros_harness import (DrainingExecutor, NodeProcess, answered, ros_list, seconds,  # noqa: E402
-                         spin_executor)
+                         set_parameters, spin_executor)
 
 Result = FollowJointTrajectory.Result
 ARMS = {
@@ -166,10 +165,7 @@ class Rig:
         assert self.spin(20, future.done) and future.result().success, self.logs()
 
     def set(self, **values):
-        assert self.params.wait_for_services(timeout_sec=20)
-        result = answered(lambda: self.params.set_parameters(
-            [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]),
-            lambda until, s: self.spin(s, until))
+        result = set_parameters(self.params, lambda until, s: self.spin(s, until), values)
         assert all(r.successful for r in result.results), result
 
     def close(self):
@@ -449,8 +445,7 @@ def test_tolerance_parameters_from_a_params_file_are_checked(tmp_path):
         values = [v.double_value for v in answered(lambda: client.get_parameters(names),
                                                    wait).values]
         assert values == [1.5, 0.0, 0.01, 0.02, 0.0], values
-        result = answered(lambda: client.set_parameters(
-            [Parameter('constraints.elbow_joint.goal', value=-1.0)]), wait).results[0]
+        result = set_parameters(client, wait, {'constraints.elbow_joint.goal': -1.0}).results[0]
         assert not result.successful and 'constraints.elbow_joint.goal must be >= 0' in \
             result.reason, result.reason
     finally:

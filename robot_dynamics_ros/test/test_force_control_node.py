@@ -41,7 +41,8 @@ from robot_dynamics_ros.dynamics.energy import body_poses  # noqa: E402
 from robot_dynamics_ros.simulation.geometry import arm_geometry  # noqa: E402
 
 from conftest import erd_root, robot_urdf  # noqa: E402
-from ros_harness import DrainingExecutor, NodeProcess, answered, ros_list, spin_lean  # noqa: E402
+from ros_harness import (DrainingExecutor, NodeProcess, ros_list, set_parameters,  # noqa: E402
+                         spin_lean)
 
 Q0 = [0.0, -1.0, 1.8, -2.4, -1.57, 0.0]
 PROBE = '''<joint name="probe_joint" type="fixed"><parent link="ee_link"/><child link="probe"/>
@@ -147,12 +148,9 @@ def test_the_probe_presses_ten_newtons_on_the_table_with_the_sensor_then_the_obs
         assert result.success and '0.2 kg below probe' in result.message, result.message
         assert settled_near(10.0, 0.3, 90), (table_force(), ctrl.log()[-3000:])
         # the observer's estimate instead of the sensor, at runtime
-        from rclpy.parameter import Parameter
         from rclpy.parameter_client import AsyncParameterClient
         params = AsyncParameterClient(node, CTRL)
-        assert params.wait_for_services(timeout_sec=10)
-        result = answered(lambda: params.set_parameters(
-            [Parameter('force.source', value='observer')]), wait)
+        result = set_parameters(params, wait, {'force.source': 'observer'})
         assert result.results[0].successful, result
         assert settled_near(10.0, 1.0, 90), (table_force(), ctrl.log()[-3000:])
         assert 'Traceback' not in ctrl.log() + sim.log()

@@ -29,7 +29,6 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from rclpy.parameter import Parameter  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
@@ -37,7 +36,8 @@ from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torque
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
 from conftest import robot_urdf  # noqa: E402
-from ros_harness import CONFIG, NodeProcess, Peer, answered, executable, spin_once  # noqa: E402
+from ros_harness import (CONFIG, NodeProcess, Peer, answered, executable,  # noqa: E402
+                         set_parameters, spin_once)
 from test_every_description import stack_description  # noqa: E402
 
 ARM = [f'panda_joint{i}' for i in range(1, 8)]
@@ -222,9 +222,8 @@ def test_a_yaml_written_with_integers_and_a_typo(ros, tmp_path):
         assert proc.wait_log('ignoring parameter effort_limits.joint_1: "joint_1" is not a '
                              'movable joint of planar_2r (did you mean "joint1"?)', 5), proc.log()
         # integers at runtime too (ros2 param set ... kp "[300]" sends an INTEGER_ARRAY)
-        got = answered(lambda: peer.params.set_parameters(
-            [Parameter('kp', value=[300]), Parameter('effort_limits.joint1', value=60)]),
-            peer.spin_until)
+        got = set_parameters(peer.params, peer.spin_until,
+                             {'kp': [300], 'effort_limits.joint1': 60})
         assert all(r.successful for r in got.results), got.results
         peer.state = (['joint1'], [0.0], [0.0])          # joint2 at its default position 1.0
         g = gravity_torques(RobotModel.from_urdf_file(example_urdf('planar_2r')),

@@ -26,7 +26,6 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-from rclpy.parameter import Parameter  # noqa: E402
 from rclpy.parameter_client import AsyncParameterClient  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
@@ -35,7 +34,7 @@ from std_srvs.srv import Trigger  # noqa: E402
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
 from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
 
-from ros_harness import CONFIG, NodeProcess, answered, spin_once  # noqa: E402
+from ros_harness import CONFIG, NodeProcess, node_waiter, set_parameters, spin_once  # noqa: E402
 
 Q0 = [0.5, -0.3]
 
@@ -149,15 +148,7 @@ def test_command_timeout_gives_zero_torque(sim):
 def set_param(sim, name, value):
     """Set a parameter of the simulator while it runs; return its SetParametersResult."""
     params = AsyncParameterClient(sim.node, 'dynamics_simulator')
-    assert params.wait_for_services(timeout_sec=20)
-
-    def wait(until, seconds):
-        end = time.monotonic() + seconds
-        while not until() and time.monotonic() < end:
-            spin_once(sim.node, timeout_sec=0.01)
-        return until()
-    return answered(lambda: params.set_parameters([Parameter(name, value=value)]),
-                    wait).results[0]
+    return set_parameters(params, node_waiter(sim.node), {name: value}).results[0]
 
 
 def test_with_command_timeout_0_the_last_command_holds(sim):

@@ -31,7 +31,6 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 from geometry_msgs.msg import PoseStamped, TwistStamped, Wrench  # noqa: E402
-from rclpy.parameter import Parameter  # noqa: E402
 from robot_dynamics_msgs.srv import ApplyWrench  # noqa: E402
 from scipy.spatial.transform import Rotation  # noqa: E402
 from sensor_msgs.msg import JointState  # noqa: E402
@@ -40,8 +39,8 @@ from robot_dynamics_ros.dynamics import (RobotModel, crba, frame_jacobian,  # no
                                          frame_placement)
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import (DrainingExecutor, NodeProcess, answered, ros_list, seconds,  # noqa: E402
-                         spin_lean)
+from ros_harness import (DrainingExecutor, NodeProcess, ros_list, seconds,  # noqa: E402
+                         set_parameters, spin_lean)
 
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.5, -1.9, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])}
@@ -159,9 +158,7 @@ class Rig:
         assert self.wait(future.done, 10) and future.result().success
 
     def set_params(self, **values):
-        return answered(lambda: self.params.set_parameters(
-            [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]),
-            self.wait).results
+        return set_parameters(self.params, self.wait, values, timeout=10.0).results
 
     def still(self, seconds=0.5):
         """Return the largest joint speed over the last ``seconds`` of joint_states."""
