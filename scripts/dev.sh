@@ -231,24 +231,28 @@ print(u.find_spec("robot_dynamics_ros").submodule_search_locations[0])')
     cp -R "$shared/." "$pkg/"
     say "numba's cache taken from $shared"
   fi
-  # numba compiles on one core: two processes, each with half of the kernels (each kernel has
-  # its own cache files), use both (a fresh venv: 24 s instead of about 40, while the other venv
-  # waits for the lock; a kernel both halves need is compiled twice, in parallel)
-  local half1 half2 rc=0
+  # numba compiles on one core: three processes, each with a third of the kernels (each kernel
+  # has its own cache files), use both cores (a fresh venv: about 34 s instead of 61, while the
+  # other venv waits for the lock; a kernel two of them need is compiled twice, in parallel).
+  # Every kernel a node, a tool or the library's public functions use, contact and
+  # identification included: none is compiled by a first run, a first test or the other venv
+  local pids=() pid rc=0
   "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d; d.warmup()
 from robot_dynamics_ros.nodes import teardown  # the exit watchdog of both nodes
 teardown.compile_watchdog()' &
-  half1=$!
+  pids+=($!)
   "$VENV/bin/python" -c 'import robot_dynamics_ros.dynamics as d
 from robot_dynamics_ros.control import observer  # declares the observer kernel of feedforward_node
 from robot_dynamics_ros.control import task_space  # declares the task-space kernel
 from robot_dynamics_ros.control import limits  # declares the limits layer'"'"'s kernel
-d.compile_kernels(["observer_step", "task_command", "limit_command", "joint_bounds"])
-from robot_dynamics_ros.simulation import Simulator
-s = Simulator(d.RobotModel.from_urdf_file(d.example_urdf())); s.step([0.0, 0.0])' &
-  half2=$!
-  wait $half1 || rc=$?
-  wait $half2 || rc=$?
+d.compile_kernels(["observer_step", "task_command", "limit_command", "joint_bounds"])' &
+  pids+=($!)
+  "$VENV/bin/python" -c 'from robot_dynamics_ros import simulation  # contact included
+simulation.warmup()' &
+  pids+=($!)
+  for pid in "${pids[@]}"; do
+    wait "$pid" || rc=$?
+  done
   [ $rc -eq 0 ] || { say "compiling the numba kernels failed ($rc)"; return $rc; }
   if [ ! -d "$shared" ]; then
     mkdir -p "$ROOT/.numba-cache"

@@ -64,3 +64,10 @@ def warmup():
         frame_jacobian(model, q, 'link2')
     q = np.full(n, 0.1)
     frame_bias_acceleration(model, q, q, 'link2')
+    coriolis_matrix(model, q, q)
+    momentum(model, q, q)
+    momentum_and_beta(model, q, q)
+    # the identification's (identify, excite, ~/estimate_payload)
+    from .regressor import regressor
+    regressor(model, q, q, q)
+    regressor(model, np.full((2, n), 0.1), np.full((2, n), 0.1), np.full((2, n), 0.1))
