@@ -20,7 +20,9 @@ controller holds it by computed torque and is asked.
 
 On ur5 (real time, 500 Hz) and panda (lockstep): a 1.5 kg payload 3-8 cm off the flange found
 within 3 % in mass and 5 mm in position, the whole call under 60 s of the arm's time, and after
-``apply`` the hold error at least 5x smaller.
+``apply`` the hold error at least 5x smaller. The refusals and corrections that run a whole
+sequence run in lockstep (what the service answers, not the loop's timing); stale joint_states
+and a collision reaction in real time.
 Refusals: an unknown link, a link no commanded joint moves, a trajectory running, a second call
 while one runs, the arm pushed during the sequence, the observer disabled, computed torque off,
 stale joint_states, a collision reaction active, a payload that would weigh less than nothing. A
@@ -76,7 +78,7 @@ class Rig:
     """The arm with its payload simulated, a controller without it, the test's node."""
 
     def __init__(self, tmp_path, arm, tag, *controller_args, q0=None, kp='[400.0]',
-                 kd='[40.0]', sim_args=(), lockstep=False):
+                 kd='[40.0]', sim_args=(), lockstep=False, read_torques=False):
         link, ready = ARMS[arm] if arm in ARMS else FRICTION_ARM
         if lockstep:        # simulated time: one step per answer of the controller
             sim_args = ('-p', 'lockstep:=true', *sim_args)
@@ -105,8 +107,9 @@ class Rig:
         self.executor.add_node(self.node)
         self.states, self.torques = [], []
         self.node.create_subscription(JointState, 'joint_states', self.states.append, 1000)
-        self.node.create_subscription(JointState, 'inverse_dynamics_controller/torques',
-                                      self.torques.append, 1000)
+        if read_torques:        # (hold_error's desired pose: a 1 kHz stream read only for it)
+            self.node.create_subscription(JointState, 'inverse_dynamics_controller/torques',
+                                          self.torques.append, 1000)
         self.estimate = self.node.create_client(
             EstimatePayload, 'inverse_dynamics_controller/estimate_payload')
         self.push = self.node.create_client(ApplyWrench, 'dynamics_simulator/apply_wrench')
@@ -209,7 +212,7 @@ def test_the_payload_is_found_and_applied(tmp_path, arm):
     # joint5 overshot the sequence's speeds (2.13 rad/s, refused: fresh-clone CI, Jazzy). ur5
     # stays in real time, at its driver's 500 Hz: the estimate as a real arm's loop runs it
     rig = Rig(tmp_path, arm, arm, *ctrl_args, q0=q0, sim_args=sim_args,
-              lockstep=arm == 'panda')
+              lockstep=arm == 'panda', read_torques=True)
     try:
         rig.ready()
         before = rig.hold_error(rig.q0)      # held where the simulation started
@@ -277,7 +280,12 @@ def test_on_an_arm_with_friction_the_default_gains_do(tmp_path):
 
 
 def test_refusals(tmp_path):
-    rig = Rig(tmp_path, 'ur5', 'refusals')
+    # in lockstep, as the refusals below that run a whole sequence: what they check is what the
+    # service answers, not the loop's timing (in real time beside a busy core the service's stiff
+    # wrist gains met a few ms of delay and the sequence was refused for that instead: wrist_3
+    # at 2.05-2.31 rad/s, fresh-clone CI beside one busy core, both distributions; issue #53).
+    # The estimate in real time is test_the_payload_is_found_and_applied[ur5]'s
+    rig = Rig(tmp_path, 'ur5', 'refusals', lockstep=True)
     try:
         rig.ready()
         res = rig.call('no_such_link')
@@ -293,7 +301,7 @@ def test_refusals(tmp_path):
         assert rig.ctrl.wait_log('trajectory accepted', 10)
         res = rig.call(rig.link)
         assert not res.success and 'trajectory is running' in res.message, res.message
-        time.sleep(3.5)
+        rig.settle(3.5)         # the trajectory over (the arm's time)
         # two calls at once: the second is refused while the first runs; the first is pushed
         # off its poses (a 30 N shove on the flange throughout the sequence: one over only its
         # first poses at rest no longer spoils the estimate, which is made from the sweeps after)
@@ -374,7 +382,8 @@ def heavier_wrist(tmp_path, kg):
 def test_a_description_heavier_than_the_arm_is_refused(tmp_path):
     # the controller's wrist 3 kg heavier than the simulated arm's, which carries 1.5 kg: the
     # payload on tool0 comes out near -1.5 kg, which no payload weighs
-    rig = Rig(tmp_path, 'ur5', 'heavier', '-p', f'urdf_file:={heavier_wrist(tmp_path, 3.0)}')
+    rig = Rig(tmp_path, 'ur5', 'heavier', '-p', f'urdf_file:={heavier_wrist(tmp_path, 3.0)}',
+              lockstep=True)        # (see test_refusals)
     try:
         rig.ready()
         res = rig.call(rig.link, apply=True)
@@ -387,7 +396,8 @@ def test_a_description_heavier_than_the_arm_is_refused(tmp_path):
 def test_a_configured_payload_too_heavy_is_corrected(tmp_path):
     # 2.5 kg configured where the arm carries 1.5 kg: the estimate is -1 kg on top, applied
     rig = Rig(tmp_path, 'ur5', 'tooheavy', '-p', 'payload.link:=tool0', '-p',
-              'payload.mass:=2.5', '-p', f'payload.com:={ros_list(PAYLOAD.com)}')
+              'payload.mass:=2.5', '-p', f'payload.com:={ros_list(PAYLOAD.com)}',
+              lockstep=True)        # (see test_refusals)
     try:
         rig.ready()
         res = rig.call(rig.link, apply=True)
