@@ -77,6 +77,12 @@ if ANY_DISTRO == 'only':
     sys.meta_path.insert(0, _NoRos())
 
 
+# The hang guard (s of wall time) of a subprocess an offline test runs: those tests run at idle
+# CPU priority beside the ROS tests (dev.sh test, CI), and beside a busy core they get no CPU
+# for minutes (fresh-clone CI beside one busy core: `robot-dynamics torques` past 120 s, a
+# colcon build of 42 CPU-s past 600 s). It catches a hung process, not a slow one
+HANG_GUARD = 1800
+
 # Why the tests of ROS 2's launch system and CLI skip here: neither is on a package registry.
 NO_LAUNCH = ("ROS 2's launch system (launch, launch_ros, launch_testing) is on no package "
              "registry: this test runs where ROS 2 is installed (colcon test in a workspace)")

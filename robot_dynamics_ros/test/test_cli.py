@@ -18,7 +18,7 @@ import subprocess
 
 import pytest
 
-from conftest import executable
+from conftest import executable, HANG_GUARD
 
 pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
 
@@ -28,7 +28,7 @@ def cli():
 
 
 def run(*args):
-    return subprocess.run([cli(), *args], capture_output=True, text=True, timeout=120)
+    return subprocess.run([cli(), *args], capture_output=True, text=True, timeout=HANG_GUARD)
 
 
 def test_torques_on_the_shipped_2r_arm(tmp_path):

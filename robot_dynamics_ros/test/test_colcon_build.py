@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from conftest import interrupt_group, NO_ROS2_CLI
+from conftest import HANG_GUARD, interrupt_group, NO_ROS2_CLI
 from ros_harness import PACKAGE
 
 REPO = os.path.dirname(PACKAGE)
@@ -35,9 +35,6 @@ COLCON = shutil.which('colcon', path=os.path.dirname(sys.executable))
 if COLCON is None:
     pytest.skip('colcon is not installed in this environment (requirements/test.txt has it; '
                 'pip install colcon-common-extensions)', allow_module_level=True)
-
-
-BUILD_TIMEOUT = 1800        # s of wall time (see build)
 
 
 def build(tmp_path, *extra):
@@ -58,11 +55,10 @@ def build(tmp_path, *extra):
     venv = os.path.dirname(os.path.dirname(sys.executable))
     env = dict(os.environ, AMENT_PREFIX_PATH=venv, CMAKE_PREFIX_PATH=venv,
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'])
-    # the timeout only catches a hung build: the offline tests run at idle CPU priority beside
-    # the ROS tests (dev.sh test, CI), where a build of 42 CPU-s once took 9 min 51 s of wall time
-    # for robot_dynamics_msgs alone (fresh-clone CI, Kilted) and ran past the 600 s it had
+    # the timeout only catches a hung build (conftest.HANG_GUARD: a build of 42 CPU-s once took
+    # 9 min 51 s of wall time for robot_dynamics_msgs alone at idle priority, fresh-clone CI)
     r = subprocess.run([COLCON, 'build', *extra, '--cmake-args', '-DBUILD_TESTING=OFF'],
-                       cwd=ws, env=env, capture_output=True, text=True, timeout=BUILD_TIMEOUT)
+                       cwd=ws, env=env, capture_output=True, text=True, timeout=HANG_GUARD)
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     # two: venv_interfaces/control_msgs (COLCON_IGNORE) must never shadow an installed one
     assert 'Summary: 2 packages finished' in r.stdout, r.stdout
@@ -93,7 +89,7 @@ def test_colcon_builds_both_packages_with_the_installed_layout(tmp_path, extra):
                             for layer in ('dynamics', 'control', 'simulation', 'nodes', 'tools'))
     # the installed executable runs (--help needs no ROS graph)
     r = subprocess.run([str(lib / 'feedforward_node'), '--help'], capture_output=True,
-                       text=True, timeout=120)
+                       text=True, timeout=HANG_GUARD)
     assert r.returncode == 0 and r.stdout.startswith('usage: feedforward_node'), r.stderr
 
 

@@ -57,7 +57,7 @@ def test_the_arm_lands_on_the_table_the_sensor_reads_and_the_table_goes(ros, tmp
     peer.node.create_subscription(WrenchStamped, '/ctest/force_torque_sensor_broadcaster/wrench',
                                   wrenches.append, 10)
     try:
-        assert proc.wait_log('box "table"', 30), proc.log()
+        assert proc.wait_log('box "table"', 60), proc.log()
         # logged after the world's line: waited for too (read at once, a busy core's CI saw
         # the log without it yet)
         assert proc.wait_log('force/torque sensor at panda_hand_joint (frame panda_hand', 10), \

@@ -38,7 +38,7 @@ from robot_dynamics_ros.simulation import Sensors, Simulator
 from robot_dynamics_ros.tools.identify import with_payload_link
 from robot_dynamics_ros.tools.recordings import read
 
-from conftest import ROBOTS, erd_root
+from conftest import HANG_GUARD, ROBOTS, erd_root
 from pinocchio_oracle import Oracle
 from test_identification import fourier
 
@@ -101,7 +101,7 @@ def ur5_like_a_real_arm(tmp_path_factory):
                               str(d / 'hold.csv'), '--effort-units', 'current', '-o',
                               str(d / 'ur5.urdf'), '--params-out', str(d / 'params.yaml'),
                               '--report', str(d / 'report.yaml')],
-                       capture_output=True, text=True, timeout=600)
+                       capture_output=True, text=True, timeout=HANG_GUARD)
     assert r.returncode == 0, r.stderr
     with open(d / 'report.yaml') as f:
         report = yaml.safe_load(f)

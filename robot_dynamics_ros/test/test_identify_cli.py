@@ -32,7 +32,7 @@ import yaml
 from robot_dynamics_ros.dynamics import RobotModel
 from robot_dynamics_ros.tools.recordings import read
 
-from conftest import ROBOTS, erd_root
+from conftest import HANG_GUARD, ROBOTS, erd_root
 from identification_data import recording, true_arm, write_bag
 from test_identification import NOISE, fourier
 
@@ -43,7 +43,7 @@ CLI = [sys.executable, '-m', 'robot_dynamics_ros.tools.cli']
 
 def run(*args):
     return subprocess.run(CLI + [str(a) for a in args], capture_output=True, text=True,
-                          timeout=600)
+                          timeout=HANG_GUARD)
 
 
 @pytest.fixture(scope='module')
@@ -363,7 +363,7 @@ def test_nodes_do_not_load_the_identification_dependencies():
         code = (f'import sys; import {imports}; '
                 'print(sorted(m for m in ("scipy", "cvxpy", "rosbags") if m in sys.modules))')
         r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
-                           timeout=120)
+                           timeout=HANG_GUARD)
         assert r.returncode == 0, r.stderr
         return r.stdout.strip()
     # numba itself imports scipy when it is installed (for its linalg support): not ours to avoid

@@ -28,6 +28,7 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import HANG_GUARD
 from test_planar_2r import closed_form
 
 pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
@@ -63,8 +64,8 @@ def run_script(script, cache, *args, **env):
     source tree's package instead of the one PYTHONPATH names.
     """
     proc = subprocess.run([sys.executable, '-c', script, *args], capture_output=True, text=True,
-                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache), **env), timeout=300,
-                          cwd=os.path.dirname(os.fspath(cache)))
+                          env=dict(os.environ, NUMBA_CACHE_DIR=str(cache), **env),
+                          timeout=HANG_GUARD, cwd=os.path.dirname(os.fspath(cache)))
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout.strip().splitlines()[-1])
 

@@ -63,6 +63,7 @@ class Rig:
 
     def __init__(self, tmp_path, arm, mode, tag, *controller_args, q0=None, lockstep=False):
         self.frame, ready = ARMS[arm]
+        self.lockstep = lockstep
         self.urdf = os.path.join(erd_root(), ROBOTS[arm])
         self.model = RobotModel.from_urdf_file(self.urdf).with_armature(0.1)
         self.q0 = np.array(ready if q0 is None else q0)
@@ -118,7 +119,12 @@ class Rig:
             streams.update({'~/current_pose': self.poses, '~/external_wrench': self.wrenches})
         assert self.wait(lambda: min(map(len, streams.values())) > 10, 20), \
             {name: len(kept) for name, kept in streams.items()}
-        time.sleep(1.0)
+        # a second of the arm's time to settle (lockstep: simulated, which runs on at full speed
+        # while this node waits)
+        if self.lockstep:
+            self.advance(1.0)
+        else:
+            time.sleep(1.0)
 
     def advance(self, seconds, timeout=30.0):
         """Wait until the joint states' stamps have advanced by ``seconds`` (simulated time)."""

@@ -28,7 +28,7 @@ import pytest
 from robot_dynamics_ros.dynamics import (RobotModel, example_urdf, gravity_torques,
                                          load_description, parse_xacro_args, rnea)
 
-from conftest import executable
+from conftest import executable, HANG_GUARD
 
 pytestmark = pytest.mark.offline      # no ROS process (conftest.PART)
 
@@ -105,9 +105,10 @@ def test_what_cannot_be_expanded_says_why(xacro_arm, tmp_path, monkeypatch):
 def test_the_cli_reads_a_xacro_with_its_arguments(xacro_arm):
     r = subprocess.run([executable('robot-dynamics'), 'info', '--urdf', xacro_arm,
                         '--xacro-args', 'prefix:=right_'],
-                       capture_output=True, text=True, timeout=120, env=os.environ.copy())
+                       capture_output=True, text=True, timeout=HANG_GUARD, env=os.environ.copy())
     assert r.returncode == 0, r.stderr
     assert 'right_joint1' in r.stdout and 'right_joint2' in r.stdout, r.stdout
     r = subprocess.run([executable('robot-dynamics'), 'info', '--urdf', xacro_arm,
-                        '--xacro-args', 'prefix'], capture_output=True, text=True, timeout=120)
+                        '--xacro-args', 'prefix'], capture_output=True, text=True,
+                       timeout=HANG_GUARD)
     assert r.returncode == 1 and 'name:=value' in r.stderr, r.stderr
