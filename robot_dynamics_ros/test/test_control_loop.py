@@ -174,6 +174,26 @@ def test_a_stale_state_commands_on_timeout_until_it_is_back(arm):
     assert loop.watchdog(1.31) is None and loop.log.keys('info') == ['observer gap', 'back']
 
 
+def test_in_simulated_time_a_starved_lockstep_is_not_a_stale_state(arm):
+    """A simulator in lockstep waits for each command: a pause in wall time moves no plant."""
+    plant = [1.0]
+    loop = make(arm)
+    loop.plant_clock = lambda: plant[0]
+    for k in range(10):                     # states stamped in simulated time, 1 kHz
+        plant[0] = 1.0 + 0.001 * k
+        assert feed(loop, 5.0 + 0.001 * k, stamp=plant[0]).command is not None
+    # the machine starved both nodes for 0.5 s of wall time: the plant's clock stood still
+    assert loop.watchdog(5.5) is None and loop.log.keys('warning') == []
+    # the plant's clock went on without states (a relay held them back): stale
+    plant[0] += 0.2
+    assert loop.watchdog(5.6).command.tolist() == [0.0, 0.0]
+    assert loop.log.keys('warning') == [('stale', ('joint1', 'joint2'))]
+    # no plant clock (use_sim_time off): by receipt alone, as before
+    loop = make(arm)
+    feed(loop, 5.0, stamp=1.0)
+    assert loop.watchdog(5.5).command.tolist() == [0.0, 0.0]
+
+
 def test_a_stalled_stream_is_an_error_once_per_stall_and_gravity_goes_on(arm):
     loop = make(arm, on_timeout='gravity')
     q = (0.4, -0.3)

@@ -43,6 +43,16 @@ def test_state_mapping_merges_per_joint(arm):
     assert c.stale_joints(now=2.05, timeout=0.1) == []
     assert c.stale_joints(now=3.05, timeout=0.1) == ['joint1']
     assert c.stale_joints(now=3.5, timeout=0.1) == ['joint1', 'joint2']
+    # in simulated time (a plant clock), stale also in the plant's time: joint1's state stamped
+    # 20.0, joint2's 21.0; unstamped states (0) and stamps of another clock go by receipt alone
+    c.update_state(['joint1'], [2.0], [], now=2.0, stamp=20.0)
+    c.update_state(['joint2'], [-1.0], [], now=3.0, stamp=21.0)
+    assert c.stale_joints(now=9.0, timeout=0.1, plant_clock=lambda: 21.05) == ['joint1']
+    assert c.stale_joints(now=9.0, timeout=0.1, plant_clock=lambda: 20.05) == ['joint2']
+    assert c.stale_joints(now=9.0, timeout=0.1, plant_clock=lambda: 25.0) == ['joint1', 'joint2']
+    assert c.stale_joints(now=9.0, timeout=0.1, plant_clock=lambda: None) == ['joint1', 'joint2']
+    c.update_state(['joint2'], [-1.0], [], now=3.0, stamp=0.0)
+    assert c.stale_joints(now=9.0, timeout=0.1, plant_clock=lambda: 0.0) == ['joint1', 'joint2']
     # names that are not in the model update nothing
     assert c.update_state(['gripper'], [0.1], [], now=4.0) == (0, 0)
     for names, pos, vel, match in [(['joint1', 'joint2'], [1.0], [], 'position has 1'),

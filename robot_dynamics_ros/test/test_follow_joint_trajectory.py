@@ -26,6 +26,8 @@ goal; a topic trajectory and a mode change end a goal; a collision reaction ends
 refuses the next until ~/reset_collision.
 """
 import os
+import signal
+import time
 
 import numpy as np
 import pytest
@@ -361,6 +363,28 @@ def test_a_topic_trajectory_and_a_mode_change_end_a_goal(ur5):
                                                  'feedforward'), res.result.error_string
     finally:
         ur5.set(mode='computed_torque')
+
+
+def test_a_starved_simulator_ends_no_goal_in_simulated_time(ur5):
+    """
+    Stop the simulator for 0.4 s of wall time mid-goal: the goal goes on.
+
+    A busy machine starving it: in lockstep its clock stood still too, so the joint states are
+    not stale in simulated time.
+    """
+    ur5.rest()
+    q0 = ur5.q()
+    target = q0 + 0.2
+    handle, feedback = ur5.send(ur5.goal([(1.0, target)]))
+    assert ur5.spin(30, lambda: len(feedback) > 2), ur5.logs()
+    ur5.sim.proc.send_signal(signal.SIGSTOP)
+    try:
+        time.sleep(0.4)             # four times state_timeout; the watchdog runs every 50 ms
+    finally:
+        ur5.sim.proc.send_signal(signal.SIGCONT)
+    res = ur5.result(handle)
+    assert res.status == GoalStatus.STATUS_SUCCEEDED, (res.result.error_string, ur5.logs())
+    assert 'stale' not in ur5.ctrl.log(), ur5.logs()
 
 
 def test_a_goal_succeeds_inside_its_goal_tolerance_on_panda(panda):

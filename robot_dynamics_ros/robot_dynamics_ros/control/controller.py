@@ -762,12 +762,13 @@ class Controller:
         return old
 
     # ---- inputs ----------------------------------------------------------------------------
-    def update_state(self, names, positions, velocities, now):
+    def update_state(self, names, positions, velocities, now, stamp=0.0):
         """
         Merge a JointState's arrays into the state.
 
         Only the joints it names change (extra names are ignored); no velocities mean zero velocity
-        for those joints. ``now``: the time of receipt (s, monotonic) for freshness. Returns (model
+        for those joints. ``now``: the time of receipt (s, monotonic) for freshness; ``stamp``: the
+        message's header stamp (s, 0 unstamped), the plant's time of the state. Returns (model
         joints updated, commanded joints updated). ValueError, changing nothing, for a joint named
         twice, short arrays or NaN.
         """
@@ -790,6 +791,7 @@ class Controller:
         self.qd[model_idx] = vel
         self.received[model_idx] = True
         self.updated[model_idx] = now
+        self.stamped[model_idx] = stamp
         if not self._all_received:
             self._all_received = bool(self.received[self.cmd].all())
         return len(model_idx), n_cmd
@@ -823,6 +825,7 @@ class Controller:
         self.received = np.zeros(n, dtype=bool)
         self._all_received = False      # every commanded joint received once (a cache)
         self.updated = np.full(n, -np.inf)           # time of the last update of each joint
+        self.stamped = np.zeros(n)                   # and its header stamp (0: unstamped)
 
     def take_state(self, other):
         """
@@ -834,12 +837,14 @@ class Controller:
         if other.base_model.joint_names == self.base_model.joint_names:
             self.q, self.qd = other.q.copy(), other.qd.copy()
             self.received, self.updated = other.received.copy(), other.updated.copy()
+            self.stamped = other.stamped.copy()
         else:
             self.reset_state()
             mine, theirs = shared_joints(self.base_model, other.base_model)
             self.q[mine], self.qd[mine] = other.q[theirs], other.qd[theirs]
             self.received[mine], self.updated[mine] = other.received[theirs], \
                 other.updated[theirs]
+            self.stamped[mine] = other.stamped[theirs]
         self._all_received = bool(self.received[self.cmd].all())
         self.q[~self.received] = self.default_q[~self.received]
 
@@ -874,11 +879,23 @@ class Controller:
             return []
         return [self.base_model.joint_names[i] for i in self.cmd if not self.received[i]]
 
-    def stale_joints(self, now, timeout):
-        """Commanded joints whose last update is older than ``timeout`` (or never came)."""
+    def stale_joints(self, now, timeout, plant_clock=None):
+        """
+        Commanded joints whose last update is older than ``timeout`` (or never came).
+
+        ``plant_clock``: None, or a callable returning the plant's time when it is simulated
+        (use_sim_time). Then a joint whose stamped state is not older than ``timeout`` in the
+        plant's time is not stale, however long ago it came: a simulator in lockstep, or one the
+        machine starved, has not moved on either.
+        """
         if now - self.updated[self.cmd].min() <= timeout:
             return []
         old = now - self.updated[self.cmd] > timeout
+        plant_now = None if plant_clock is None else plant_clock()
+        if plant_now is not None:
+            stamp = self.stamped[self.cmd]
+            # stamps of another clock (a wall-time driver under use_sim_time) do not count
+            old &= ~((stamp > 0.0) & (np.abs(plant_now - stamp) <= timeout))
         return [self.joints[k] for k in np.flatnonzero(old)]
 
     def set_trajectory(self, joint_names, times, positions, velocities, accelerations, *,

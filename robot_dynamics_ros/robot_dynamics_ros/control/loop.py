@@ -112,8 +112,11 @@ class Reply:
 class ControlLoop:
     """The rules of feedforward_node, from a message's contents and the time to the outputs."""
 
-    def __init__(self, log):
+    def __init__(self, log, plant_clock=None):
         self.log = log
+        # the plant's time (s) when it is simulated (use_sim_time), else None: staleness is in it
+        # too (Controller.stale_joints)
+        self.plant_clock = plant_clock
         self.ctrl = self.observer = self.thresholds = self.effort_gain = None
         self.values = {}
         self.observer_ready = False       # the observer's kernel is loaded (see the node)
@@ -243,7 +246,7 @@ class ControlLoop:
                                           f'publishing nothing')
             return None
         try:
-            n_model, n_cmd = ctrl.update_state(names, positions, velocities, now)
+            n_model, n_cmd = ctrl.update_state(names, positions, velocities, now, stamp)
         except ValueError as e:
             self.log.warning(('state', str(e).split(' ')[0]), f'rejected joint_states: {e}')
             return None
@@ -669,7 +672,8 @@ class ControlLoop:
         if ctrl.reaction is not None:
             raise Refused(INVALID_GOAL, f'a collision reaction ({ctrl.reaction}) is active: '
                                         f'call ~/reset_collision first')
-        stale = ctrl.missing_joints() or ctrl.stale_joints(now, v['state_timeout'])
+        stale = ctrl.missing_joints() or ctrl.stale_joints(
+            now, v['state_timeout'], self.plant_clock)
         if stale:
             raise Refused(INVALID_GOAL, f'no fresh joint_states for {stale} (state_timeout '
                                         f'{v["state_timeout"]} s)')
@@ -807,7 +811,7 @@ class ControlLoop:
                                   f'commanding {v["on_timeout"]} torque until every commanded '
                                   f'joint has been received once'), 'info')
             return missing
-        stale = ctrl.stale_joints(now, timeout)
+        stale = ctrl.stale_joints(now, timeout, self.plant_clock)
         if stale:
             age = now - ctrl.updated[[ctrl.base_model.index(j) for j in stale]].max()
             if self.reported_stale != stale:

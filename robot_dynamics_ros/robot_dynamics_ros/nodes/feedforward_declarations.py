@@ -38,7 +38,8 @@ PARAMETERS = {
     'kd': ('float[]', [20.0], 'computed_torque velocity gains: one for all or one per joint',
            False),
     'hardware_compensates_gravity': (bool, False, 'subtract g(q) from the output', False),
-    'state_timeout': (float, 0.1, 'joint_states older than this (s) trigger on_timeout', False),
+    'state_timeout': (float, 0.1, 'joint_states older than this (s) trigger on_timeout; with '
+                      'use_sim_time, stamped ones only if also this old in simulated time', False),
     'on_timeout': (str, 'gravity', f'what to command on stale joint_states: '
                                    f'{", ".join(TIMEOUT_BEHAVIOURS)} (gravity: g(q) at the last '
                                    f'known q, which holds an arm at rest; zero drops it)',

@@ -91,7 +91,8 @@ class FeedforwardNode(Node):
         self._declaring = False
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.throttle = Throttle(self.get_logger())
-        self.loop = ControlLoop(self.throttle)      # the rules; this node wires them to ROS
+        # the rules; this node wires them to ROS
+        self.loop = ControlLoop(self.throttle, plant_clock=self.plant_clock)
         self.turn = TurnClock(self)
 
         problem = configuration.problem(self.values)
@@ -173,6 +174,11 @@ class FeedforwardNode(Node):
     def clock(self):
         """Return this node's ROS time in seconds (simulated with use_sim_time)."""
         return self.get_clock().now().nanoseconds * 1e-9
+
+    def plant_clock(self):
+        """Return the simulated time in seconds with use_sim_time, else None."""
+        clock = self.get_clock()
+        return clock.now().nanoseconds * 1e-9 if clock.ros_time_is_active else None
 
     def destroy_node(self):
         self.observer_kernel.stop()
