@@ -66,7 +66,7 @@ def rss_mib(pid):
 class Soak:
     """The nodes, the test's rclpy side, and the tally of assertions."""
 
-    def __init__(self, urdf, folder, controller_params, tolerance, seed):
+    def __init__(self, urdf, folder, controller_params, tolerance, seed, rate=1000.0):
         import rclpy
         from rcl_interfaces.srv import SetParameters
         from robot_dynamics_msgs.srv import ApplyWrench, InverseDynamics
@@ -94,7 +94,7 @@ class Soak:
         self.logs = {n: os.path.join(folder, f'{n}.log') for n in ('simulator', 'controller')}
         self.procs = {
             'simulator': self._start('simulator_node', [
-                '-p', f'urdf_file:={urdf}', '-p', 'publish_rate:=1000.0'], 'simulator'),
+                '-p', f'urdf_file:={urdf}', '-p', f'publish_rate:={float(rate)}'], 'simulator'),
             'controller': self._start('feedforward_node', [
                 '-p', 'mode:=computed_torque', '-p', 'kp:=[400.0]', '-p', 'kd:=[40.0]',
                 *sum((['-p', p] for p in controller_params), [])], 'controller'),
@@ -345,17 +345,22 @@ class Soak:
                        lambda: f'{name}: status {p.returncode}')
 
 
-def run(minutes, urdf, controller_params=(), tolerance=0.02, seed=1, say=print):
-    """Run the soak; return (summary lines, failed assertions {what: [details]})."""
+def run(minutes, urdf, controller_params=(), tolerance=0.02, seed=1, say=print, rate=1000.0):
+    """
+    Run the soak; return (summary lines, failed assertions {what: [details]}).
+
+    ``rate``: Hz of the simulator's joint_states, hence of the controller's commands.
+    """
     folder = tempfile.mkdtemp(prefix='soak_')
-    soak = Soak(urdf, folder, controller_params, tolerance, seed)
+    soak = Soak(urdf, folder, controller_params, tolerance, seed, rate)
     try:
         rounds, faults, growth, took = soak.run(minutes)
     finally:
         soak.stop()
     failed = {k: v for k, v in soak.failures.items() if v}
     lines = [f'soak of {os.path.basename(urdf)} on {os.environ.get("ROS_DISTRO", "?")}: '
-             f'{took:.0f} s, {rounds} rounds, {faults} faults injected, {soak.commands} effort '
+             f'{took:.0f} s at {rate:g} Hz, {rounds} rounds, {faults} faults injected, '
+             f'{soak.commands} effort '
              f'commands; memory growth ' + ', '.join(f'{n} {m:+.1f} MiB' for n, m in
                                                      growth.items())]
     for what, n in sorted(soak.counts.items()):
@@ -379,9 +384,12 @@ def main():
     ap.add_argument('--tolerance', type=float, default=0.02,
                     help='rad (or m) from the target after each valid trajectory')
     ap.add_argument('--seed', type=int, default=1)
+    ap.add_argument('--rate', type=float, default=1000.0,
+                    help='Hz of joint_states and commands (a UR driver: 500)')
     args = ap.parse_args()
     urdf = local_ros(args.arm)
-    lines, failed = run(args.minutes, urdf, args.controller_param, args.tolerance, args.seed)
+    lines, failed = run(args.minutes, urdf, args.controller_param, args.tolerance, args.seed,
+                        rate=args.rate)
     print('[report] ' + '\n'.join(lines))
     print(f'[target] soak of {args.minutes:g} min: {len(failed)} assertions failed (target 0) '
           + ('met' if not failed else 'MISSED'))
