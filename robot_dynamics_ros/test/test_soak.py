@@ -13,8 +13,9 @@
 # limitations under the License.
 
 """
-One minute of bench/soak.py (ten by default there): both nodes on ur5 at 500 Hz (the rate of UR's
-ros2_control driver; the bench's default is 1 kHz), every fault injected.
+One minute of bench/soak.py (ten by default there): both nodes on ur5, every fault injected.
+
+At 500 Hz, the rate of UR's ros2_control driver (the bench's default is 1 kHz).
 
 Commands finite and within the effort limits, back on target after each valid trajectory, each
 invalid input refused with a message, both nodes alive, memory flat, a clean exit.

@@ -81,6 +81,19 @@ def _locked(method):
     return wrapper
 
 
+def plant_clock(clock):
+    """
+    Return a callable: ``clock``'s time in seconds while it is simulated (use_sim_time), else None.
+
+    Of the clock, not of the node: a bound method kept by the loop would keep a node whose
+    construction failed alive until rclpy's shutdown destroys it half built (Kilted's context
+    destroys the nodes it still holds).
+    """
+    def now():
+        return clock.now().nanoseconds * 1e-9 if clock.ros_time_is_active else None
+    return now
+
+
 class FeedforwardNode(Node):
 
     def __init__(self):
@@ -92,7 +105,7 @@ class FeedforwardNode(Node):
         self._steady = Clock(clock_type=ClockType.STEADY_TIME)
         self.throttle = Throttle(self.get_logger())
         # the rules; this node wires them to ROS
-        self.loop = ControlLoop(self.throttle, plant_clock=self.plant_clock)
+        self.loop = ControlLoop(self.throttle, plant_clock=plant_clock(self.get_clock()))
         self.turn = TurnClock(self)
 
         problem = configuration.problem(self.values)
@@ -174,11 +187,6 @@ class FeedforwardNode(Node):
     def clock(self):
         """Return this node's ROS time in seconds (simulated with use_sim_time)."""
         return self.get_clock().now().nanoseconds * 1e-9
-
-    def plant_clock(self):
-        """Return the simulated time in seconds with use_sim_time, else None."""
-        clock = self.get_clock()
-        return clock.now().nanoseconds * 1e-9 if clock.ros_time_is_active else None
 
     def destroy_node(self):
         self.observer_kernel.stop()
