@@ -17,6 +17,7 @@ Drive a node of this package in its own process over real rclpy topics and servi
 
 The environment (conftest.py) keeps DDS on loopback and on a domain private to the session.
 """
+import collections.abc
 import os
 import subprocess
 import time
@@ -26,6 +27,7 @@ import numpy as np
 import rclpy
 from rclpy.parameter import Parameter
 from rclpy.parameter_client import AsyncParameterClient
+from rclpy.serialization import deserialize_message
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray, String
@@ -118,6 +120,45 @@ def set_parameters(client, wait, values, atomically=False, timeout=20.0):
     call = client.set_parameters_atomically if atomically else client.set_parameters
     params = [Parameter(k.replace('__', '.'), value=v) for k, v in values.items()]
     return answered(lambda: call(params), wait, timeout)
+
+
+class Recorded(collections.abc.Sequence):
+    """
+    The messages of a stream as a list, kept serialized and each read when first indexed.
+
+    For a test's readers of 1 kHz streams, which look at a few of the messages they keep: the
+    subscription is created with ``raw=True`` and ``append`` as its callback. A 7-joint
+    JointState stream at 1 kHz cost such a reader 0.143 CPU-s per second deserialized, 0.096
+    serialized. Appends (the spinning thread) and reads (the test) may come from two threads.
+    """
+
+    def __init__(self, msg_type):
+        self.msg_type = msg_type
+        self._raw = []
+        self._read = {}
+
+    def append(self, data):
+        self._raw.append(data)
+
+    def __len__(self):
+        return len(self._raw)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self[k] for k in range(*index.indices(len(self._raw)))]
+        if index < 0:
+            index += len(self._raw)
+        msg = self._read.get(index)
+        if msg is None:
+            msg = self._read[index] = deserialize_message(self._raw[index], self.msg_type)
+        return msg
+
+
+def record(node, msg_type, topic, depth=1000):
+    """Return a Recorded of ``topic``, subscribed on ``node`` (spin it with a DrainingExecutor)."""
+    messages = Recorded(msg_type)
+    node.create_subscription(msg_type, topic, messages.append, depth, raw=True)
+    return messages
 
 
 # s between two wake-ups of a DrainingExecutor in spin_lean: the messages of 2 ms at a time

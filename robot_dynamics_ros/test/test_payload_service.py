@@ -50,7 +50,8 @@ from robot_dynamics_ros.nodes.payload_service import AT_REST  # noqa: E402
 from robot_dynamics_ros.tools.identify import with_payload_link  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import DrainingExecutor, NodeProcess, ros_list, seconds, spin_lean  # noqa: E402
+from ros_harness import (DrainingExecutor, NodeProcess, record, ros_list, seconds,  # noqa: E402
+                         spin_lean)
 
 PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
                           inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
@@ -105,11 +106,11 @@ class Rig:
         self.node = rclpy.create_node(f'payload_peer_{tag}', namespace=f'/{ns}')
         self.executor = DrainingExecutor()
         self.executor.add_node(self.node)
-        self.states, self.torques = [], []
-        self.node.create_subscription(JointState, 'joint_states', self.states.append, 1000)
-        if read_torques:        # (hold_error's desired pose: a 1 kHz stream read only for it)
-            self.node.create_subscription(JointState, 'inverse_dynamics_controller/torques',
-                                          self.torques.append, 1000)
+        # 1 kHz streams, kept serialized (ros_harness.record)
+        self.states = record(self.node, JointState, 'joint_states')
+        # (hold_error's desired pose: a 1 kHz stream read only for it)
+        self.torques = record(self.node, JointState, 'inverse_dynamics_controller/torques') \
+            if read_torques else []
         self.estimate = self.node.create_client(
             EstimatePayload, 'inverse_dynamics_controller/estimate_payload')
         self.push = self.node.create_client(ApplyWrench, 'dynamics_simulator/apply_wrench')

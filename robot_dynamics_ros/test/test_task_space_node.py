@@ -39,8 +39,8 @@ from robot_dynamics_ros.dynamics import (RobotModel, crba, frame_jacobian,  # no
                                          frame_placement)
 
 from conftest import ROBOTS, erd_root  # noqa: E402
-from ros_harness import (DrainingExecutor, NodeProcess, ros_list, seconds,  # noqa: E402
-                         set_parameters, spin_lean)
+from ros_harness import (DrainingExecutor, NodeProcess, record, ros_list,  # noqa: E402
+                         seconds, set_parameters, spin_lean)
 
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.5, -1.9, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])}
@@ -83,13 +83,12 @@ class Rig:
         self.node = rclpy.create_node(f'task_peer_{tag}', namespace=f'/{ns}')
         self.executor = DrainingExecutor()
         self.executor.add_node(self.node)
-        self.states, self.torques, self.poses, self.wrenches = [], [], [], []
-        sub = self.node.create_subscription
-        sub(JointState, 'joint_states', self.states.append, 1000)
-        sub(JointState, f'{CTRL}/torques', self.torques.append, 1000)
-        sub(PoseStamped, f'{CTRL}/current_pose', self.poses.append, 1000)
         from geometry_msgs.msg import WrenchStamped
-        sub(WrenchStamped, f'{CTRL}/external_wrench', self.wrenches.append, 1000)
+        # four 1 kHz streams, kept serialized (ros_harness.record)
+        self.states = record(self.node, JointState, 'joint_states')
+        self.torques = record(self.node, JointState, f'{CTRL}/torques')
+        self.poses = record(self.node, PoseStamped, f'{CTRL}/current_pose')
+        self.wrenches = record(self.node, WrenchStamped, f'{CTRL}/external_wrench')
         self.target = self.node.create_publisher(PoseStamped, f'{CTRL}/target_pose', 10)
         self.twist = self.node.create_publisher(TwistStamped, f'{CTRL}/target_twist', 10)
         self.push = self.node.create_client(ApplyWrench, 'dynamics_simulator/apply_wrench')
