@@ -63,11 +63,16 @@ def local_ros(arm):
 
     ``arm``: a URDF file, or a path under example-robot-data's robots/.
     """
+    local_dds()
+    return arm if os.path.isfile(arm) else erd_urdf(arm)
+
+
+def local_dds():
+    """Keep DDS on this machine, on a domain of this run's own (its child processes too)."""
     import random
     os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
     os.environ.pop('ROS_LOCALHOST_ONLY', None)      # with it set, Jazzy ignores the range
     os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(30, 99)))
-    return arm if os.path.isfile(arm) else erd_urdf(arm)
 
 
 def node_exe(name):

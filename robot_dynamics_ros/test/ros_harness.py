@@ -127,9 +127,9 @@ class Recorded(collections.abc.Sequence):
     The messages of a stream as a list, kept serialized and each read when first indexed.
 
     For a test's readers of 1 kHz streams, which look at a few of the messages they keep: the
-    subscription is created with ``raw=True`` and ``append`` as its callback. A 7-joint
-    JointState stream at 1 kHz cost such a reader 0.143 CPU-s per second deserialized, 0.096
-    serialized. Appends (the spinning thread) and reads (the test) may come from two threads.
+    subscription is created with ``raw=True`` and ``append`` as its callback
+    (``bench/bench_readers.py``: serialized, 0.67-0.95 of the reader's CPU). Appends (the
+    spinning thread) and reads (the test) may come from two threads.
     """
 
     def __init__(self, msg_type):
