@@ -146,8 +146,11 @@ class Recorded(collections.abc.Sequence):
     def __getitem__(self, index):
         if isinstance(index, slice):
             return [self[k] for k in range(*index.indices(len(self._raw)))]
+        n = len(self._raw)
         if index < 0:
-            index += len(self._raw)
+            index += n
+        if not 0 <= index < n:          # as a list: not the message the other end counts to
+            raise IndexError('Recorded index out of range')
         msg = self._read.get(index)
         if msg is None:
             msg = self._read[index] = deserialize_message(self._raw[index], self.msg_type)
