@@ -129,7 +129,12 @@ def test_the_task_demo_moves_a_frame_round_a_square(tmp_path, capsys, arm, mode,
     beside two busy cores. The test allows 2.5 cm; what it is to catch was 40-70 mm (a start
     near a singularity, friction not compensated, the arm fallen onto its stops before the lap).
     xarm7 too runs in lockstep now: in real time, fresh-clone CI beside a leftover busy core
-    went over the 2.5 cm (Kilted, eb2cd2e).
+    went over the 2.5 cm (Kilted, eb2cd2e). In lockstep it still did once (26.6 mm, Jazzy beside
+    Kilted, b7e914a): this process streamed the square beside a free-running lockstep
+    simulation, fell behind it, and the controller carried a target on past a corner. Now the
+    simulator is paused between two targets (``_Loop.stream``): xarm7 0.65 / 2.37 mm idle, 0.66
+    / 2.37 beside two busy cores; kinova 0.22 / 1.19-1.22 idle, 0.37 / 1.64 beside two (a
+    target may reach the controller's executor a few steps into its 10 ms).
     """
     urdf = os.path.join(erd_root(), ROBOTS[arm])
     plot = tmp_path / f'{arm}.png'

@@ -25,7 +25,6 @@ mode without task control, or not 0/1, stop the node with the parameter named.
 import os
 import threading
 import time
-import warnings
 
 import numpy as np
 import pytest
@@ -194,19 +193,16 @@ def test_the_press_demo_presses_and_slides(tmp_path):
     finally:
         rclpy.init()
     assert abs(res['steady'] - 10.0) <= 0.3, res['steady']
-    # the slide's targets stream at 100 Hz of the simulated time this process sees, stamped
-    # with it; the controller carries each on with the twist from its stamp. Idle, beside three
-    # busy cores or with this process starved: 9.69-10.55 N. In fresh-clone CI beside the
-    # offline suite it was still seen to lose the contact (0.0-19.2 N, cause not found: before
-    # the stamps); the force while sliding is held in process (test_force_control, bench_contact)
-    # and reported here when it strays, with where, for whoever looks next
+    # the slide's targets stream at 100 Hz of simulated time, the simulator paused between
+    # them (closed_loop.py's paced stream): 9.81-10.10 N idle and beside two busy cores. Free-
+    # running, this process fell behind the simulation under load and the force was only
+    # reported: fresh-clone CI beside the offline suite once read 0.0-19.2 N
     lo, hi = res['slide']
-    if not (8.5 <= lo and hi <= 11.5):
-        t, f = res['t'], res['table']
-        sliding = (t >= 2.0) & (t <= 6.5)
-        worst = t[sliding][np.argmax(np.abs(f[sliding] - 10.0))]
-        warnings.warn(f'closed-loop-demo --press over DDS: the force while sliding read '
-                      f'{lo:.2f}-{hi:.2f} N, furthest from 10 N at {worst:.3f} s of simulated '
-                      f'time; logs in {tmp_path}')
+    t, f = res['t'], res['table']
+    sliding = (t >= 2.0) & (t <= 6.5)
+    worst = t[sliding][np.argmax(np.abs(f[sliding] - 10.0))]
+    assert 8.5 <= lo and hi <= 11.5, (f'the force while sliding read {lo:.2f}-{hi:.2f} N, '
+                                      f'furthest from 10 N at {worst:.3f} s of simulated time; '
+                                      f'logs in {tmp_path}')
     assert res['pose'][-1, 0] - res['pose'][0, 0] == pytest.approx(0.2, abs=0.01)
     assert '0.2 kg below probe' in res['zeroed']

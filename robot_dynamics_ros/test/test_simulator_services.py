@@ -180,6 +180,50 @@ def test_in_lockstep_a_state_nobody_answered_is_sent_again_while_commands_flow(t
         b.stop()
 
 
+def test_paused_in_lockstep_a_step_request_lets_the_loop_take_exactly_n_steps(tmp_path):
+    """
+    Lockstep, paused: ~/step N grants N steps of the closed loop, each on the answer to a state.
+
+    How a process that streams targets on simulated time keeps pace with the simulation
+    (``closed_loop.py``'s paced stream): before, it could only pause, or run free and fall
+    behind when starved. Here the test is the controller, answering every state it gets
+    (stamped, on the answers topic), re-sent ones too, as feedforward_node does.
+    """
+    b = Bench(tmp_path, 'granted', '-p', 'lockstep:=true')
+    answers = b.node.create_publisher(JointState, 'inverse_dynamics_controller/torques', 100)
+    model = RobotModel.from_urdf_file(example_urdf())
+
+    def on_state(m):
+        q, qd = np.array(m.position), np.array(m.velocity)
+        tau = gravity_torques(model, q) + 50 * (np.array([0.5, -1.0]) - q) - 5 * qd
+        answer = JointState(name=list(m.name), effort=tau.tolist())
+        answer.header.stamp = m.header.stamp
+        answers.publish(answer)
+    b.node.create_subscription(JointState, 'joint_states', on_state, 100)
+
+    def now():
+        return seconds(b.clock[-1].clock) if b.clock else 0.0
+    try:
+        assert b.spin_until(lambda: now() > 0.1, 30), b.proc.log()
+        assert b.call(SetBool, 'pause', SetBool.Request(data=True)).success
+        t0 = b.call(Step, 'step', Step.Request(steps=0)).time
+        b.spin_until(lambda: False, 0.3)    # answered, re-sent states answered: no step
+        assert now() == pytest.approx(t0, abs=1e-9)
+        n = len(b.states)
+        for _ in range(2):                  # grants add up
+            answer = b.call(Step, 'step', Step.Request(steps=20))
+            assert answer.success and 'granted' in answer.message, answer
+        assert b.spin_until(lambda: now() >= t0 + 0.04 - 1e-9, 10), (now(), b.proc.log())
+        b.spin_until(lambda: False, 0.3)    # and no further
+        assert now() == pytest.approx(t0 + 0.04, abs=1e-9)
+        stamps = sorted({seconds(m.header.stamp) for m in b.states[n:]})
+        np.testing.assert_allclose(stamps, t0 + 1e-3 * np.arange(41), atol=1e-9)
+        assert b.call(SetBool, 'pause', SetBool.Request(data=False)).success
+        assert b.spin_until(lambda: now() > t0 + 0.1, 10)     # running on again
+    finally:
+        b.stop()
+
+
 def test_in_lockstep_each_command_acts_from_the_state_it_answers(tmp_path):
     """
     simulator_node in lockstep with feedforward_node (computed torque) along a trajectory.

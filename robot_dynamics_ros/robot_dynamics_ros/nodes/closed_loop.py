@@ -61,6 +61,7 @@ class _Loop:
                      for n in ('simulator', 'controller')]
         sim = dict(urdf_file=urdf_path, initial_positions=_ros_list(q_start),
                    publish_rate=1000.0, **sim_params)
+        self.sim_params = sim
         self.procs = [
             subprocess.Popen(
                 [_exe(exe), '--ros-args', *[a for k, v in params.items()
@@ -94,6 +95,60 @@ class _Loop:
             raise RuntimeError('simulator_node has no reset service; logs in ' + self.log_dir)
         future = reset.call_async(Trigger.Request())
         self.spin_for(10.0, future.done)
+
+    def stream(self, duration, send, now, *, paced=False, interval=0.01, timeout=60.0):
+        """
+        Call ``send(t)`` every ``interval`` s of ``now()`` for ``duration`` s; return the start.
+
+        ``t`` counts from the start. ``paced`` (the simulator in lockstep, ``now`` its /clock):
+        the simulator is paused and granted ``interval`` s of steps after each send (its
+        ``~/step``), so each send is for the very simulated time it acts from, whatever this
+        process's lag. Free-running, a stream starved beside a busy core fell behind the
+        simulation: the controller carried a target on past a corner of the square (26.6 mm off,
+        fresh-clone CI with the other distribution's tests beside it).
+        """
+        steps = 0
+        if paced:
+            from .simulator_declarations import PARAMETERS
+            dt = float(self.sim_params.get('timestep', PARAMETERS['timestep'][1]))
+            steps = max(1, int(round(interval / dt)))
+            interval = steps * dt
+            t0 = self._pause()
+        else:
+            t0 = now()
+        next_send, granted = t0, None
+        deadline = time.monotonic() + timeout + 10 * duration
+        while now() - t0 < duration - 1e-9:
+            if time.monotonic() > deadline:
+                raise RuntimeError(f'the run took over {timeout:g} s; logs in {self.log_dir}')
+            if granted is not None and granted.done() and not granted.result().success:
+                raise RuntimeError(f'the simulator stepped no further: '
+                                   f'{granted.result().message}; logs in {self.log_dir}')
+            t = now()
+            if t >= next_send - 1e-9:
+                send(next_send - t0 if paced else t - t0)
+                next_send += interval
+                if paced:
+                    granted = self.stepper.call_async(self.Step.Request(steps=steps))
+            self.spin_for(0.001, period=0.001)
+        return t0
+
+    def _pause(self):
+        """Pause the lockstep simulator; return its simulated time (steps come by ~/step)."""
+        from robot_dynamics_msgs.srv import Step
+        from std_srvs.srv import SetBool
+        pause = self.node.create_client(SetBool, '/dynamics_simulator/pause')
+        self.Step = Step
+        self.stepper = self.node.create_client(Step, '/dynamics_simulator/step')
+        for client, request in ((pause, SetBool.Request(data=True)),
+                                (self.stepper, Step.Request(steps=0))):
+            if not client.wait_for_service(timeout_sec=10.0):
+                raise RuntimeError(f'simulator_node has no {client.srv_name}; logs in '
+                                   f'{self.log_dir}')
+            future = client.call_async(request)
+            if not self.spin_for(10.0, future.done) or not future.result().success:
+                raise RuntimeError(f'{client.srv_name} failed; logs in {self.log_dir}')
+        return future.result().time
 
     def close(self):
         self.executor.shutdown()
@@ -143,7 +198,8 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
     In real time the loop's delay is whatever the machine gives: operational_space at 1000 N/m
     (a critically damped 31.6 rad/s on every axis) loses its phase margin at a sustained 20 ms.
     With ``lockstep`` the simulator steps once per answer, on simulated time (/clock), which the
-    targets and the record follow: the same run whatever the load.
+    targets and the record follow, paused between two targets (``_Loop.stream``): the same run
+    whatever the load, to within the steps a target may take to reach the controller.
     """
     os.environ.update(_env())
     from geometry_msgs.msg import PoseStamped, TwistStamped, WrenchStamped
@@ -217,30 +273,24 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
         if not spin_for(timeout, lambda: now() >= settled):
             raise RuntimeError('the simulated time stopped; logs in ' + log_dir)
         center, quat = poses[-1][1].copy(), poses[-1][2].copy()
-        n0, t0 = len(poses), now()
+        n0 = len(poses)
         target, twist = PoseStamped(), TwistStamped()
         o = target.pose.orientation
         o.x, o.y, o.z, o.w = map(float, quat)
-        next_send, deadline = t0, time.monotonic() + timeout + 10 * (laps * period + 1.0)
-        while now() - t0 < laps * period + 1.0:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f'the lap took over {timeout:g} s; logs in {log_dir}')
-            t = now()
-            if t >= next_send:
-                # round ``laps`` times, then held at the start for a second
-                p, v = square(center, side, period,
-                              (t - t0) % period if t - t0 < laps * period else -1.0)
-                pt = target.pose.position
-                pt.x, pt.y, pt.z = map(float, p)
-                twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z = map(float, v)
-                twist_pub.publish(twist)
-                pose_pub.publish(target)
-                targets.append((t - t0, p))
-                next_send = max(next_send + 0.01, t) if lockstep else next_send + 0.01
-            spin_for(0.001, period=0.001)
+
+        def send(t):
+            # round ``laps`` times, then held at the start for a second
+            p, v = square(center, side, period, t % period if t < laps * period else -1.0)
+            pt = target.pose.position
+            pt.x, pt.y, pt.z = map(float, p)
+            twist.twist.linear.x, twist.twist.linear.y, twist.twist.linear.z = map(float, v)
+            twist_pub.publish(twist)
+            pose_pub.publish(target)
+            targets.append((t, p))
+        t0 = loop.stream(laps * period + 1.0, send, now, paced=lockstep, timeout=timeout)
     finally:
         loop.close()
-    rec = poses[n0:]
+    rec = [r for r in poses[n0:] if r[0] >= t0]
     if len(rec) < 100:
         raise RuntimeError(f'too few poses recorded ({len(rec)}); logs in {log_dir}')
     t = np.array([r[0] - t0 for r in rec])
@@ -302,7 +352,7 @@ def run_press(urdf_path, q_start, *, flange, offset=(0.0, 0.0, 0.06), mesh_paths
     """
     Press a probe on a table with ``force`` N, slide it ``distance`` m along x; return a record.
 
-    In lockstep (simulated time, the same run whatever the load). The arm gets a probe on
+    In lockstep, paced (``_Loop.stream``): the same run whatever the load. The arm gets a probe on
     ``flange`` (``press_setup``), the simulator a table 2 cm under it and a force/torque sensor
     at the probe's joint; the controller runs cartesian_impedance on the probe with root z
     force-controlled from ``source`` (sensor or observer). At rest the sensor is zeroed, then
@@ -367,7 +417,6 @@ def run_press(urdf_path, q_start, *, flange, offset=(0.0, 0.0, 0.06), mesh_paths
         future = zero.call_async(Trigger.Request())
         spin_for(10.0, future.done)
         zeroed = future.result().message if future.done() else 'no answer'
-        t0 = sim_time[0]
         target = WrenchStamped()
         target.wrench.force.z = -float(force)
         cruise = (distance - speed * 0.5) / speed
@@ -387,29 +436,23 @@ def run_press(urdf_path, q_start, *, flange, offset=(0.0, 0.0, 0.06), mesh_paths
             x += speed * min(max(s - 0.5, 0.0), cruise)
             down = min(max(s - 0.5 - cruise, 0.0), 0.5)
             return x + speed * (down - down * down)
-        deadline = time.monotonic() + timeout + 20 * total
-        next_send = t0
-        while sim_time[0] - t0 < total:
-            if time.monotonic() > deadline:
-                raise RuntimeError(f'the run took over {timeout:g} s; logs in {log_dir}')
-            t = sim_time[0] - t0
-            if sim_time[0] >= next_send:
-                wrench_pub.publish(target)
-                s = t - 2.0                 # the slide starts 2 s after the press
-                v = speed * min(1.0, max(0.0, s / 0.5), max(0.0, (1.0 + cruise - s) / 0.5))
-                if s >= 0.0:
-                    twist.twist.linear.x = float(v)
-                    p = pose.pose.position
-                    p.x, p.y, p.z = x0[0] + moved(s), x0[1], x0[2]
-                    # the time it is for: the controller carries it on from then, not from
-                    # when it arrives (this process lags the simulation under load)
-                    stamp = pose.header.stamp
-                    stamp.sec = int(sim_time[0])
-                    stamp.nanosec = min(int((sim_time[0] - stamp.sec) * 1e9), 999999999)
-                    pose_pub.publish(pose)
-                    twist_pub.publish(twist)
-                next_send = max(next_send + 0.01, sim_time[0])
-            spin_for(0.001, period=0.001)
+
+        def send(t):
+            wrench_pub.publish(target)
+            s = t - 2.0                     # the slide starts 2 s after the press
+            v = speed * min(1.0, max(0.0, s / 0.5), max(0.0, (1.0 + cruise - s) / 0.5))
+            if s >= 0.0:
+                twist.twist.linear.x = float(v)
+                p = pose.pose.position
+                p.x, p.y, p.z = x0[0] + moved(s), x0[1], x0[2]
+                # the time it is for (the paused simulation's): the controller carries it on
+                # from then, not from when it arrives
+                stamp = pose.header.stamp
+                stamp.sec = int(sim_time[0])
+                stamp.nanosec = min(int((sim_time[0] - stamp.sec) * 1e9), 999999999)
+                pose_pub.publish(pose)
+                twist_pub.publish(twist)
+        t0 = loop.stream(total, send, lambda: sim_time[0], paced=True, timeout=timeout)
     finally:
         loop.close()
     c = np.array([r for r in contacts if r[0] >= t0]).reshape(-1, 2)

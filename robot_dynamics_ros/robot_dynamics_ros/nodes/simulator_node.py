@@ -91,6 +91,7 @@ class SimulatorNode(Node):
         self.arm = None                 # the SimulatedArm (None: no model yet)
         self.halted = None              # why the simulation halted (None: running)
         self.paused = False
+        self.granted = 0                # lockstep steps a paused simulation may still take
         self.reanchor = True
         self.schedule = None            # (ROS time ns, simulated s) of the pacing's anchor
         self.next_held = 0.0            # wall time of the next held-state message
@@ -306,10 +307,20 @@ class SimulatorNode(Node):
                 return
             if braked:
                 self.get_logger().info('first effort command: releasing the brakes')
-            if (self.values['lockstep'] and not self.paused and self.halted is None
+            if (self.values['lockstep'] and self._may_step() and self.halted is None
                     and not self._answered()):
-                self._advance(1, stale_after=None)
-                self._publish()
+                self._lockstep()
+
+    def _may_step(self):
+        """Return whether lockstep may step: running, or paused with steps granted (~/step)."""
+        return not self.paused or self.granted > 0
+
+    def _lockstep(self):
+        """Take one lockstep step and publish its state (the lock held)."""
+        if self.paused:
+            self.granted -= 1
+        self._advance(1, stale_after=None)
+        self._publish()
 
     def _answered(self):
         """Return whether lockstep steps on stamped answers (a publisher on their topic)."""
@@ -326,7 +337,8 @@ class SimulatorNode(Node):
         """Lockstep: step once with the efforts that answer the latest state (by its stamp)."""
         with self.lock:
             arm = self.arm
-            if arm is None or self.paused or self.halted is not None or not arm.answers_latest(
+            if arm is None or not self._may_step() or self.halted is not None or \
+                    not arm.answers_latest(
                     (msg.header.stamp.sec, msg.header.stamp.nanosec)):
                 return                  # the answer to an older state: it moves nothing
             braked = arm.braked
@@ -337,8 +349,7 @@ class SimulatorNode(Node):
                 return
             if braked:
                 self.get_logger().info('first answer: releasing the brakes')
-            self._advance(1, stale_after=None)
-            self._publish()
+            self._lockstep()
 
     def _on_reset(self, request, response):
         with self.lock:
@@ -349,6 +360,7 @@ class SimulatorNode(Node):
             # a fresh start: no pushes, no command, the brakes on again (if they were at start)
             arm.reset(self.q0, braked=self.values['hold_until_command'])
             self.halted = None
+            self.granted = 0
             self.reanchor = True            # pace from now, not from the old start
             self._publish()
         self._diagnose()
@@ -361,6 +373,7 @@ class SimulatorNode(Node):
         with self.lock:
             changed = self.paused != request.data
             self.paused = bool(request.data)
+            self.granted = 0
             self.reanchor = True            # resume paced from now
             t = self.arm.sim.t if self.arm is not None else 0.0
         response.success = True
@@ -380,6 +393,17 @@ class SimulatorNode(Node):
                 response.success, response.message = False, 'not paused: call ~/pause first'
             elif self.halted is not None:
                 response.success, response.message = False, f'halted: {self.halted}'
+            elif self.values['lockstep']:
+                # the closed loop goes on for N steps, each on the controller's answer, then
+                # pauses again: a process that streams targets on simulated time (a test, a
+                # demo) keeps pace with the simulation whatever the load (it grants the next
+                # steps once it has sent what they need)
+                self.granted += request.steps
+                response.success = True
+                response.message = (f'{request.steps} lockstep steps granted from t = '
+                                    f'{sim.t:.4f} s ({self.granted} to go)')
+                if self.granted:
+                    self._publish()         # the state to answer, now
             else:
                 done = self._advance(request.steps, stale_after=None)
                 self._publish()
@@ -467,7 +491,7 @@ class SimulatorNode(Node):
                     # nothing stepped (the loop's first message, or one the controller lost).
                     # Not "no command for 0.1 s": a controller without states commands its
                     # on_timeout torque every 50 ms, which a lost first state never ended
-                    if not v['lockstep'] or self.halted is not None or self.paused:
+                    if not v['lockstep'] or self.halted is not None or not self._may_step():
                         self._publish(held=self.halted is not None)
                         self.next_held = now + held_period
                     elif now - self.last_published > 0.1:

@@ -51,8 +51,8 @@ path's largest error exceeds --max-error (m). The controller compensates the URD
 friction (--friction-compensation, default 1), which the simulator applies. It runs in real time:
 on a busy machine the loop's delay grows, and a stiff task loop can oscillate (operational_space
 at 1000 N/m loses its phase margin at a sustained 20 ms). --lockstep runs it on simulated time,
-one simulator step per answer of the controller: the same result whatever the load, not in real
-time.
+one simulator step per answer of the controller, the simulator paused between two targets (100 Hz
+of simulated time): the same result whatever the load, not in real time.
 
 With --press (in lockstep) the arm gets a probe (a 0.2 kg link with a 2 cm sphere at
 --probe-offset in --frame's frame, on a fixed joint where the simulated force/torque sensor
