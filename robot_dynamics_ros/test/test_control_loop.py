@@ -444,6 +444,48 @@ def test_a_lone_twist_times_out_and_the_target_holds(ur5):
     assert 'refused ~/target_pose' in loop.log.text()
 
 
+def test_in_simulated_time_a_starved_target_stream_goes_on(ur5):
+    """
+    Beside a lockstep simulator the target stream is timed in the plant's time, not wall time.
+
+    The streaming process starved for 0.6 s of wall time while the simulation waited for it:
+    the stream did not stop (no hold), the twist's change is over simulated time (a_d), and
+    a target wrench after it does not re-arm held force axes. The plant's time going on
+    without targets still stops the stream.
+    """
+    plant = [1.0]
+    loop = make(ur5, observer=False, mode='cartesian_impedance')
+    loop.plant_clock = lambda: plant[0]
+    names = list(loop.ctrl.joints)
+
+    def run(wall, n):
+        """Feed ``n`` states 1 ms apart in the plant's time, received from ``wall`` on."""
+        for k in range(n):
+            plant[0] += 0.001
+            loop.joint_states(names, UR5_Q, [0.0] * 6, [], plant[0], wall + 0.001 * k,
+                              clock_at(plant[0]))
+    run(5.0, 1)
+    assert loop.target_twist([0.05, 0, 0, 0, 0, 0], 5.0)
+    run(5.0, 10)
+    assert loop.target_twist([0.05, 0.01, 0, 0, 0, 0], 5.6)    # starved: 0.6 s of wall time
+    assert loop.target_streaming
+    # a_d from the 10 ms of simulated time between the twists, not the 0.6 s of wall time
+    np.testing.assert_allclose(loop.ctrl.task_target[3][:3], [0.0, 1.0, 0.0])
+    run(5.6, 10)
+    assert loop.watchdog(6.3) is None
+    assert loop.target_streaming and 'the target stream stopped' not in loop.log.text()
+    run(6.3, 600)                           # 0.6 s of the plant's time without targets
+    assert not loop.target_streaming and 'the target stream stopped' in loop.log.text()
+    # the force axes' re-arm pause too: a wrench 0.6 s of wall time after a hold, none of
+    # simulated time, is one of a stream (the hold stays)
+    loop.ctrl.force.asked(plant[0])
+    loop.ctrl.force.hold('a test')
+    assert loop.target_wrench([0, 0, -5.0, 0, 0, 0], 7.0) and loop.ctrl.force.holding == 'a test'
+    plant[0] += 0.6
+    loop.target_wrench([0, 0, -5.0, 0, 0, 0], 7.01)
+    assert loop.ctrl.force.holding is None      # after a pause of the plant's time: re-armed
+
+
 def test_a_stiffness_the_loop_period_cannot_hold_is_warned(ur5):
     loop = make(ur5, observer=False, mode='cartesian_impedance')
     names = list(loop.ctrl.joints)

@@ -133,7 +133,7 @@ class ControlLoop:
         self.last_update = None
         self.no_model_since = None        # when joint_states first came without a model
         self.model_time = None
-        self.target_time = None           # monotonic time of the last target pose or twist
+        self.target_time = None           # arm_time of the last target pose or twist
         self._held_said = None            # the force hold a streamed wrench was told about
         self.target_streaming = False     # targets coming within task.target_timeout
         self.observed = None              # the time of the observer's last sample
@@ -936,11 +936,27 @@ class ControlLoop:
         if far > ctrl.task['max_error'][0]:
             self.log.info('far', f'~/target_pose is {far:.3f} m away: the error is clipped to '
                                  f'task.max_error {ctrl.task["max_error"][0]} m')
-        self._target_arrived(now)
+        self._target_arrived(self.arm_time(now))
         return True
+
+    def arm_time(self, now):
+        """
+        Return the time the targets' stream is timed in: the plant's when it is simulated.
+
+        ``now``: monotonic s, the time otherwise. In simulated time a process streaming
+        targets beside a lockstep simulator (one that waits for it: the demos' paced stream)
+        may be starved for longer than task.target_timeout or the force re-arm pause of wall
+        time while the arm stands still: not a stream that stopped (it held the target, then
+        re-armed the force axes: a paced press read 9.50-10.45 N while sliding after this
+        process stalled 0.5 s, 9.81-10.10 N without); and a twist's change over wall time is
+        not the target's acceleration.
+        """
+        plant = self.plant_clock() if self.plant_clock is not None else None
+        return now if plant is None else plant
 
     def target_twist(self, twist, now):
         """Take a target twist (v, w in root axes); False when refused."""
+        now = self.arm_time(now)
         try:
             self.ctrl.set_task_twist(twist, now)
         except ValueError as e:
@@ -953,12 +969,12 @@ class ControlLoop:
         """
         Take a target wrench (force, torque in root axes); False when refused.
 
-        ``now``: its arrival (monotonic s). One of a stream does not re-arm force axes that hold
-        (``control.force``): said once per hold.
+        ``now``: its arrival (monotonic s; timed in ``arm_time``). One of a stream does not
+        re-arm force axes that hold (``control.force``): said once per hold.
         """
         ctrl = self.ctrl
         try:
-            taken = ctrl.set_task_wrench(wrench, now)
+            taken = ctrl.set_task_wrench(wrench, None if now is None else self.arm_time(now))
         except ValueError as e:
             self.log.warning('wrench value', f'refused ~/target_wrench: {e}')
             return False
@@ -1010,7 +1026,10 @@ class ControlLoop:
     def _target_timeout(self, now):
         """Hold the target when its stream was silent for task.target_timeout (one warning)."""
         timeout = self.values['task.target_timeout']
-        if not (timeout and self.target_streaming and now - self.target_time > timeout):
+        if not (timeout and self.target_streaming):
+            return
+        now = self.arm_time(now)        # (the plant's clock read only while a stream runs)
+        if not now - self.target_time > timeout:
             return
         self.target_streaming = False
         self.ctrl.hold_task_target()

@@ -165,9 +165,9 @@ PARAMETERS = {
                         'approach, no fling when the contact is lost', False),
     'force.timeout': (float, FORCE_DEFAULTS['timeout'], 'a sensor silent for this long (s): the '
                                                         'force axes hold their position', False),
-    'task.target_timeout': (float, 0.5, 'a ~/target_twist stream silent for this long (s) is '
-                                        'taken as stopped: the target holds where it got to '
-                                        '(0: never)', False),
+    'task.target_timeout': (float, 0.5, 'a ~/target_twist stream silent for this long (s; '
+                                        'simulated with use_sim_time) is taken as stopped: the '
+                                        'target holds where it got to (0: never)', False),
     'nullspace.stiffness': ('float[]', list(TASK_DEFAULTS['nullspace_stiffness']),
                             'stiffness towards the posture in the task modes (N m/rad; one for '
                             'all or one per commanded joint)', False),
