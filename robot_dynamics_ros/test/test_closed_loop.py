@@ -25,6 +25,7 @@ lag. Measured (closed-loop-demo, this machine): 2R RMS 0.18 / 0.54 deg, max 1.0 
 RMS <= 0.13 deg, max <= 0.49 deg. The bounds below leave about 3x for a loaded CI machine; an open
 loop (zero torque) or gravity-only control misses by tens of degrees.
 """
+import functools
 import os
 import tempfile
 
@@ -117,7 +118,8 @@ def test_the_demo_fails_when_the_simulation_halts(tmp_path, capsys):
 
 @pytest.mark.parametrize('arm, mode, lockstep', [
     ('xarm7', 'cartesian_impedance', True), ('kinova', 'operational_space', True)])
-def test_the_task_demo_moves_a_frame_round_a_square(tmp_path, capsys, arm, mode, lockstep):
+def test_the_task_demo_moves_a_frame_round_a_square(tmp_path, capsys, monkeypatch, arm, mode,
+                                                    lockstep):
     """
     ``closed-loop-demo --task`` from its default start, friction compensated.
 
@@ -135,7 +137,12 @@ def test_the_task_demo_moves_a_frame_round_a_square(tmp_path, capsys, arm, mode,
     simulator is paused between two targets (``_Loop.stream``): xarm7 0.65 / 2.37 mm idle, 0.66
     / 2.37 beside two busy cores; kinova 0.22 / 1.19-1.22 idle, 0.37 / 1.64 beside two (a
     target may reach the controller's executor a few steps into its 10 ms).
+    And this process stalls for 0.8 s at the first corner, as a busy core stalls it: xarm7
+    0.65 / 2.38 mm; free-running (before) the same stall made 8.58 / 51.5 mm.
     """
+    from robot_dynamics_ros.nodes import closed_loop
+    monkeypatch.setattr(closed_loop, 'run_task',
+                        functools.partial(closed_loop.run_task, stall=(2.0, 0.8)))
     urdf = os.path.join(erd_root(), ROBOTS[arm])
     plot = tmp_path / f'{arm}.png'
     assert demo.main(['--task', '--urdf', urdf, '--mode', mode, '--max-error', '0.025',

@@ -179,6 +179,12 @@ class Rig:
         raise AssertionError(f'three recordings lost messages (last gap {gap:.3f} s)')
 
     def stop(self):
+        """
+        Stop both nodes and this one; what was received stays (``messages``, ``write_bag``).
+
+        Before a bag is written or an error computed: in lockstep the nodes run flat out,
+        two busy processes beside this one's deserializing while they live.
+        """
         self.executor.remove_node(self.node)
         self.node.destroy_node()
         self.ctrl.stop()
@@ -238,10 +244,10 @@ def test_identify_from_a_recorded_bag_then_track_better(tmp_path, arm):
     rig = Rig(tmp_path, 'record', ns, true_urdf, true.armature, q[0], nominal_urdf)
     try:
         start = rig.record(trajectory_msg(nominal.joint_names, t, q, qd, qdd))
-        bag = str(tmp_path / 'excite_bag')
-        rig.write_bag(bag, start, start + DURATION)
     finally:
         rig.stop()
+    bag = str(tmp_path / 'excite_bag')
+    rig.write_bag(bag, start, start + DURATION)
     corrected, params = tmp_path / 'corrected.urdf', tmp_path / 'params.yaml'
     r = subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.tools.cli', 'identify',
                         '--urdf', nominal_urdf, bag, '--topic', f'/{ns}/joint_states',
@@ -263,9 +269,9 @@ def test_identify_from_a_recorded_bag_then_track_better(tmp_path, arm):
         try:
             # 1.5 s after it by this node's clock: the controller takes it up to that much later
             rig.run(trajectory_msg(nominal.joint_names, tt, qm, qdm, qddm), after=1.5)
-            errors[tag] = rig.tracking_error(2.0)
         finally:
             rig.stop()
+        errors[tag] = rig.tracking_error(2.0)
     print(arm, 'tracking RMS (rad):', errors)
     # 2x better at least: kinova's nominal run is far off its trajectory, clamped at times (RMS
     # 0.24 rad, a joint 0.31 rad). With the recording unstamped (its window off the excitation
@@ -302,7 +308,6 @@ def test_the_offline_payload_agrees_with_the_service(tmp_path):
     try:
         start = rig.record(trajectory_msg(nominal.joint_names, t, q, qd, qdd), after=1.0)
         bag = str(tmp_path / 'bag')
-        rig.write_bag(bag, start, start + DURATION)
         assert estimate.wait_for_service(timeout_sec=10)
         future = estimate.call_async(EstimatePayload.Request(link='tool0'))
         assert rig.spin_until(future.done, 60)
@@ -310,6 +315,7 @@ def test_the_offline_payload_agrees_with_the_service(tmp_path):
         assert online.success, online.message
     finally:
         rig.stop()
+    rig.write_bag(bag, start, start + DURATION)
     r = subprocess.run([sys.executable, '-m', 'robot_dynamics_ros.tools.cli', 'identify',
                         '--urdf', nominal_urdf, bag, '--topic', f'/{ns}/joint_states',
                         '--payload', 'tool0', '--report', str(tmp_path / 'r.yaml')],

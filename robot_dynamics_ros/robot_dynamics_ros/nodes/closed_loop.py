@@ -96,7 +96,8 @@ class _Loop:
         future = reset.call_async(Trigger.Request())
         self.spin_for(10.0, future.done)
 
-    def stream(self, duration, send, now, *, paced=False, interval=0.01, timeout=60.0):
+    def stream(self, duration, send, now, *, paced=False, interval=0.01, timeout=60.0,
+               stall=None):
         """
         Call ``send(t)`` every ``interval`` s of ``now()`` for ``duration`` s; return the start.
 
@@ -105,7 +106,9 @@ class _Loop:
         ``~/step``), so each send is for the very simulated time it acts from, whatever this
         process's lag. Free-running, a stream starved beside a busy core fell behind the
         simulation: the controller carried a target on past a corner of the square (26.6 mm off,
-        fresh-clone CI with the other distribution's tests beside it).
+        fresh-clone CI with the other distribution's tests beside it). ``stall`` (at, seconds):
+        this process stops for ``seconds`` of wall time after the send for ``at``, as a busy
+        core stalls it (tests).
         """
         steps = 0
         if paced:
@@ -127,6 +130,9 @@ class _Loop:
             t = now()
             if t >= next_send - 1e-9:
                 send(next_send - t0 if paced else t - t0)
+                if stall is not None and next_send - t0 >= stall[0] - 1e-9:
+                    time.sleep(stall[1])
+                    stall = None
                 next_send += interval
                 if paced:
                     granted = self.stepper.call_async(self.Step.Request(steps=steps))
@@ -186,7 +192,7 @@ def square(start, side, period, t):
 
 def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0.1, period=8.0,
              laps=1, stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0), armature=0.1,
-             friction_compensation=1.0, lockstep=False, log_dir=None, timeout=60.0):
+             friction_compensation=1.0, lockstep=False, log_dir=None, timeout=60.0, stall=None):
     """
     Run the controller in a task mode and move its frame round a square; return the record.
 
@@ -287,7 +293,8 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
             twist_pub.publish(twist)
             pose_pub.publish(target)
             targets.append((t, p))
-        t0 = loop.stream(laps * period + 1.0, send, now, paced=lockstep, timeout=timeout)
+        t0 = loop.stream(laps * period + 1.0, send, now, paced=lockstep, timeout=timeout,
+                         stall=stall)
     finally:
         loop.close()
     rec = [r for r in poses[n0:] if r[0] >= t0]
@@ -348,7 +355,7 @@ def press_setup(xml, q_start, flange, offset, mesh_paths, directory, drop=0.02):
 
 def run_press(urdf_path, q_start, *, flange, offset=(0.0, 0.0, 0.06), mesh_paths=(),
               force=10.0, distance=0.2, speed=0.05, source='sensor', armature=0.1,
-              friction_compensation=1.0, log_dir=None, timeout=120.0):
+              friction_compensation=1.0, log_dir=None, timeout=120.0, stall=None):
     """
     Press a probe on a table with ``force`` N, slide it ``distance`` m along x; return a record.
 
@@ -452,7 +459,8 @@ def run_press(urdf_path, q_start, *, flange, offset=(0.0, 0.0, 0.06), mesh_paths
                 stamp.nanosec = min(int((sim_time[0] - stamp.sec) * 1e9), 999999999)
                 pose_pub.publish(pose)
                 twist_pub.publish(twist)
-        t0 = loop.stream(total, send, lambda: sim_time[0], paced=True, timeout=timeout)
+        t0 = loop.stream(total, send, lambda: sim_time[0], paced=True, timeout=timeout,
+                         stall=stall)
     finally:
         loop.close()
     c = np.array([r for r in contacts if r[0] >= t0]).reshape(-1, 2)
