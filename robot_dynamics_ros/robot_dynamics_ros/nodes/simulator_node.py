@@ -487,11 +487,14 @@ class SimulatorNode(Node):
                 idle = sim is None or self.halted is not None or self.paused or v['lockstep']
                 if sim is not None and idle and now >= self.next_held:
                     # halted or paused: a real arm still reports its joints (halted: at rest,
-                    # brakes on). Lockstep: the state again when none went out for 0.1 s, i.e.
-                    # nothing stepped (the loop's first message, or one the controller lost).
-                    # Not "no command for 0.1 s": a controller without states commands its
-                    # on_timeout torque every 50 ms, which a lost first state never ended
-                    if not v['lockstep'] or self.halted is not None or not self._may_step():
+                    # brakes on). Lockstep, paused or not: the state again when none went out
+                    # for 0.1 s, i.e. nothing stepped (the loop's first message, or one the
+                    # controller lost; paused, the simulated time stands: a controller on it
+                    # answering the same state at publish_rate is work for nothing, and more
+                    # of it the longer a starved peer keeps the pause). Not "no command for
+                    # 0.1 s": a controller without states commands its on_timeout torque every
+                    # 50 ms, which a lost first state never ended
+                    if not v['lockstep'] or self.halted is not None:
                         self._publish(held=self.halted is not None)
                         self.next_held = now + held_period
                     elif now - self.last_published > 0.1:
