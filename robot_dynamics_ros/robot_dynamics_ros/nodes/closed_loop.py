@@ -112,11 +112,12 @@ class _Loop:
         """
         steps = 0
         if paced:
+            from robot_dynamics_msgs.srv import Step
             from .simulator_declarations import PARAMETERS
             dt = float(self.sim_params.get('timestep', PARAMETERS['timestep'][1]))
             steps = max(1, int(round(interval / dt)))
             interval = steps * dt
-            t0 = self._pause()
+            t0, stepper = self._pause()
         else:
             t0 = now()
         next_send, granted = t0, None
@@ -135,26 +136,25 @@ class _Loop:
                     stall = None
                 next_send += interval
                 if paced:
-                    granted = self.stepper.call_async(self.Step.Request(steps=steps))
+                    granted = stepper.call_async(Step.Request(steps=steps))
             self.spin_for(0.001, period=0.001)
         return t0
 
     def _pause(self):
-        """Pause the lockstep simulator; return its simulated time (steps come by ~/step)."""
+        """Pause the lockstep simulator; return its simulated time and a ~/step client."""
         from robot_dynamics_msgs.srv import Step
         from std_srvs.srv import SetBool
         pause = self.node.create_client(SetBool, '/dynamics_simulator/pause')
-        self.Step = Step
-        self.stepper = self.node.create_client(Step, '/dynamics_simulator/step')
+        stepper = self.node.create_client(Step, '/dynamics_simulator/step')
         for client, request in ((pause, SetBool.Request(data=True)),
-                                (self.stepper, Step.Request(steps=0))):
+                                (stepper, Step.Request(steps=0))):
             if not client.wait_for_service(timeout_sec=10.0):
                 raise RuntimeError(f'simulator_node has no {client.srv_name}; logs in '
                                    f'{self.log_dir}')
             future = client.call_async(request)
             if not self.spin_for(10.0, future.done) or not future.result().success:
                 raise RuntimeError(f'{client.srv_name} failed; logs in {self.log_dir}')
-        return future.result().time
+        return future.result().time, stepper
 
     def close(self):
         self.executor.shutdown()

@@ -307,13 +307,12 @@ class SimulatorNode(Node):
                 return
             if braked:
                 self.get_logger().info('first effort command: releasing the brakes')
-            if (self.values['lockstep'] and self._may_step() and self.halted is None
-                    and not self._answered()):
+            if self.values['lockstep'] and self._may_step() and not self._answered():
                 self._lockstep()
 
     def _may_step(self):
-        """Return whether lockstep may step: running, or paused with steps granted (~/step)."""
-        return not self.paused or self.granted > 0
+        """Return whether lockstep may step: not halted; running, or paused with steps granted."""
+        return self.halted is None and (not self.paused or self.granted > 0)
 
     def _lockstep(self):
         """Take one lockstep step and publish its state (the lock held)."""
@@ -337,8 +336,7 @@ class SimulatorNode(Node):
         """Lockstep: step once with the efforts that answer the latest state (by its stamp)."""
         with self.lock:
             arm = self.arm
-            if arm is None or not self._may_step() or self.halted is not None or \
-                    not arm.answers_latest(
+            if arm is None or not self._may_step() or not arm.answers_latest(
                     (msg.header.stamp.sec, msg.header.stamp.nanosec)):
                 return                  # the answer to an older state: it moves nothing
             braked = arm.braked
