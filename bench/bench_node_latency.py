@@ -24,7 +24,7 @@ is published right after the effort command), and the latency is the time from p
 state to receiving the efforts; effort commands are counted too. The same is measured in the same
 run for a bare rclpy echo node (joint_states in -> Float64MultiArray + JointState out, no
 computation), spun by rclpy.spin as a plain rclpy node is; feedforward_node takes joint_states
-through a wait set of its own in a thread (nodes/common.LoopThread; rclpy's experimental
+through a wait set of its own in a thread (nodes/executors.LoopThread; rclpy's experimental
 EventsExecutor of these wheels neither delivered messages to a subscription nor stopped on
 SIGINT or SIGTERM here, so it is not used). feedforward_node runs twice, with the momentum
 observer off and on (its default). The three are driven in turn in 5 s blocks (so that they

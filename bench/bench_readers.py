@@ -50,7 +50,7 @@ def read(raw, seconds, warm=3.0):
     import rclpy
     from sensor_msgs.msg import JointState
 
-    from robot_dynamics_ros.nodes.common import DrainingExecutor
+    from robot_dynamics_ros.nodes.executors import DrainingExecutor
     pub = subprocess.Popen([sys.executable, '-c', PUBLISHER, str(seconds + warm + 2.0)])
     rclpy.init()
     try:

@@ -91,7 +91,7 @@ def call_service(node, client, request, timeout):
     end = time.monotonic() + timeout
     # on the executor the node is in, if any (rclpy.spin_once would take the node from it: the
     # soak's own executor then spun nothing after the first call)
-    from robot_dynamics_ros.nodes.common import executor_of
+    from robot_dynamics_ros.nodes.executors import executor_of
     executor = executor_of(node)
     while not future.done() and time.monotonic() < end:
         if executor is not None:

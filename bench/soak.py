@@ -104,7 +104,7 @@ class Soak:
         # one executor that keeps the node and takes each stream's waiting messages at once, a
         # 2 ms pause between wake-ups: rclpy.spin_once(node) per message took 37 s of CPU in a
         # minute's soak, a third of what the two nodes took, on the machine they run on
-        from robot_dynamics_ros.nodes.common import DrainingExecutor
+        from robot_dynamics_ros.nodes.executors import DrainingExecutor
         self.executor = DrainingExecutor()
         self.executor.add_node(self.node)
         self.q = None
@@ -117,7 +117,7 @@ class Soak:
         self.traj = self.node.create_publisher(JointTrajectory,
                                                'inverse_dynamics_controller/joint_trajectory', 10)
         self.js = self.node.create_publisher(JointState, 'joint_states', 10)
-        from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS
+        from robot_dynamics_ros.nodes.description import DESCRIPTION_QOS
         self.desc = self.node.create_publisher(String, 'robot_description', DESCRIPTION_QOS)
         self.pause = self.node.create_client(SetBool, 'dynamics_simulator/pause')
         self.wrench = self.node.create_client(ApplyWrench, 'dynamics_simulator/apply_wrench')

@@ -34,8 +34,8 @@ from std_msgs.msg import Float64MultiArray, String
 from trajectory_msgs.msg import JointTrajectory
 
 # seconds: tests import it from here
-from robot_dynamics_ros.nodes.common import (DESCRIPTION_QOS, DrainingExecutor,  # noqa: F401
-                                             executor_of, seconds)
+from robot_dynamics_ros.nodes.description import DESCRIPTION_QOS  # noqa: F401
+from robot_dynamics_ros.nodes.executors import DrainingExecutor, executor_of, seconds  # noqa: F401
 
 from conftest import executable  # noqa: F401 (tests import it from here too)
 

@@ -34,7 +34,7 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
-from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
+from robot_dynamics_ros.nodes.description import DESCRIPTION_QOS  # noqa: E402
 
 from ros_harness import NodeProcess, seconds, spin_once  # noqa: E402
 

@@ -149,7 +149,7 @@ def test_every_keyword_passed_to_rclpy_is_one_it_takes():
 
 
 def test_the_private_pieces_the_nodes_rely_on():
-    """common.declare reads a node's parameter overrides; run_node and spin catch RCLError."""
+    """parameters.declare reads a node's parameter overrides; run_node and spin catch RCLError."""
     from rclpy._rclpy_pybind11 import InvalidHandle, RCLError
     assert issubclass(RCLError, Exception) and issubclass(InvalidHandle, Exception)
     rclpy.init(args=['--ros-args', '-p', 'x:=3'])

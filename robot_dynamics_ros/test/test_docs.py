@@ -77,7 +77,7 @@ def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
     from rclpy.parameter import parameter_value_to_python
     from ros_harness import NodeProcess, call_service
     from robot_dynamics_ros.dynamics import example_urdf
-    from robot_dynamics_ros.nodes.common import _TYPES, shown_default
+    from robot_dynamics_ros.nodes.parameters import _TYPES, shown_default
     from robot_dynamics_ros.tools.reference import node_markdown
     import importlib
     module = importlib.import_module(f'robot_dynamics_ros.nodes.{executable}')

@@ -52,7 +52,7 @@ from std_srvs.srv import Trigger  # noqa: E402
 
 from robot_dynamics_ros.dynamics import (RobotModel, example_urdf,  # noqa: E402
                                          gravity_torques, rnea)
-from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
+from robot_dynamics_ros.nodes.description import DESCRIPTION_QOS  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
 from ros_harness import DrainingExecutor, NodeProcess, spin_executor, spin_once  # noqa: E402

@@ -40,7 +40,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
-from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
+from robot_dynamics_ros.nodes.description import DESCRIPTION_QOS  # noqa: E402
 
 from launch_helpers import assert_clean_exit, get_param, include, inverse_dynamics  # noqa: E402
 from ros_harness import Peer  # noqa: E402

@@ -152,7 +152,7 @@ class Rig:
         """
         Run ``msg`` as ``run`` does, until the recording has every state and command of it.
 
-        The publishers keep a second of messages (nodes.common.STREAM_DEPTH): a recorder that
+        The publishers keep a second of messages (nodes.executors.STREAM_DEPTH): a recorder that
         stalls longer under load loses some even with a reliable subscription (with 10: gaps of
         0.06-1.35 s beside a busy core; identify rightly refuses such a bag), as ``ros2 bag
         record`` would.

@@ -28,7 +28,7 @@ import pytest
 
 rclpy = pytest.importorskip('rclpy')
 
-# The server waits at most 0.2 s at a time, as the nodes do (nodes/common.py's spin says why):
+# The server waits at most 0.2 s at a time, as the nodes do (nodes/executors.py's spin says why):
 # with rclpy.spin it ignored SIGTERM in three suite runs of four (the cause was not pinned down);
 # SIGUSR1 prints its threads' stacks should it hang all the same.
 SERVER = textwrap.dedent('''

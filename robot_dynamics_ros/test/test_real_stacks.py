@@ -33,7 +33,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
-from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
+from robot_dynamics_ros.nodes.description import DESCRIPTION_QOS  # noqa: E402
 
 from conftest import robot_urdf  # noqa: E402
 from ros_harness import (CONFIG, NodeProcess, Peer, answered, executable,  # noqa: E402

@@ -47,7 +47,7 @@ def test_an_executor_is_not_built_on_a_context_a_signal_shut_down():
     import gc
 
     import rclpy
-    from robot_dynamics_ros.nodes.common import _executor
+    from robot_dynamics_ros.nodes.executors import _executor
 
     context = rclpy.Context()
     rclpy.init(context=context)
@@ -76,7 +76,7 @@ def test_a_signal_while_the_executor_is_being_built_says_nothing():
 
     import rclpy
     import rclpy.executors
-    from robot_dynamics_ros.nodes.common import _executor
+    from robot_dynamics_ros.nodes.executors import _executor
 
     context = rclpy.Context()
     rclpy.init(context=context)

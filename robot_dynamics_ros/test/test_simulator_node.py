@@ -32,7 +32,7 @@ from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques  # noqa: E402
-from robot_dynamics_ros.nodes.common import DESCRIPTION_QOS  # noqa: E402
+from robot_dynamics_ros.nodes.description import DESCRIPTION_QOS  # noqa: E402
 
 from ros_harness import (CONFIG, NodeProcess, node_waiter, record, set_parameters,  # noqa: E402
                          spin_once)

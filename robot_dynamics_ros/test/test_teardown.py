@@ -62,7 +62,7 @@ def test_a_disarmed_watchdog_lets_the_process_end_as_it_would():
 NODE = '''
 import sys, threading
 import rclpy.node
-from robot_dynamics_ros.nodes.common import run_node
+from robot_dynamics_ros.nodes.executors import run_node
 
 
 class HangingNode(rclpy.node.Node):
@@ -106,7 +106,7 @@ import sys
 import rclpy.node
 from control_msgs.action import FollowJointTrajectory
 from rclpy.action import ActionServer
-from robot_dynamics_ros.nodes.common import run_node
+from robot_dynamics_ros.nodes.executors import run_node
 
 
 class StoppedNode(rclpy.node.Node):

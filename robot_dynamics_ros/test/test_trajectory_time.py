@@ -135,7 +135,7 @@ def test_use_sim_time_switches_the_clock_while_running(ros, tmp_path):
     use_sim_time set on a running node switches its clock both ways.
 
     /clock is taken by the node's control-loop thread (``<node>_loop``), not rclpy's TimeSource
-    on the node's executor (nodes/common.LoopThread.take_clock); the TimeSource's parameter
+    on the node's executor (nodes/executors.LoopThread.take_clock); the TimeSource's parameter
     callback still switches the clocks.
     """
     proc = NodeProcess('feedforward_node', [

@@ -16,8 +16,9 @@
 The ROS 2 adapters: the only place that imports rclpy or messages.
 
 ``feedforward_node`` (the controller) and ``simulator_node`` (the ABA simulator) translate topics,
-services and parameters into calls of ``control`` and ``simulation``; ``common`` holds what both
-share (robot_description source, parameter declaration, throttled logging, main()).
+services and parameters into calls of ``control`` and ``simulation``. What both share, by concern:
+``description`` (where robot_description comes from), ``parameters`` (declarations, --help),
+``logs`` (throttled logging), ``executors`` (the hot input's thread, executors, shutdown, main()).
 """
 
 

@@ -69,7 +69,7 @@ class _Loop:
                 stdout=log, stderr=subprocess.STDOUT, env=os.environ.copy())
             for exe, params, log in (('simulator_node', sim, self.logs[0]),
                                      ('feedforward_node', ctrl_params, self.logs[1]))]
-        from .common import DrainingExecutor
+        from .executors import DrainingExecutor
         rclpy.init()
         self.rclpy, self.node = rclpy, rclpy.create_node('closed_loop_demo')
         # one executor that keeps the node and takes each stream's messages in one go: rclpy's
@@ -212,7 +212,7 @@ def run_task(urdf_path, q_start, *, mode='cartesian_impedance', frame='', side=0
     from rosgraph_msgs.msg import Clock
 
     from ..dynamics import RobotModel
-    from .common import seconds
+    from .executors import seconds
 
     model = RobotModel.from_urdf_file(urdf_path)
     q_start = np.asarray(q_start, float)
@@ -374,7 +374,7 @@ def run_press(urdf_path, q_start, *, flange, offset=(0.0, 0.0, 0.06), mesh_paths
     from rosgraph_msgs.msg import Clock
     from std_srvs.srv import Trigger
 
-    from .common import seconds
+    from .executors import seconds
 
     log_dir = log_dir or tempfile.mkdtemp(prefix='closed-loop-demo-')
     with open(urdf_path, encoding='utf-8') as f:

@@ -55,13 +55,15 @@ from ..control.loop import ControlLoop
 from ..control.task_space import external_wrench
 from ..dynamics import RobotModel, compile_kernels
 from ..dynamics.transmitted import ChildSide
-from .common import (STARTED, STREAM_DEPTH, BackgroundKernels, DescriptionSource, LoopThread,
-                     Throttle, TurnClock, coerce_numbers, declare, file_description, run_node,
-                     seconds, side_node, usage)
+from .description import DescriptionSource, file_description
+from .executors import (STREAM_DEPTH, BackgroundKernels, LoopThread, TurnClock, run_node,
+                        seconds, side_node)
 from .feedforward_declarations import (DYNAMIC_PREFIXES, INTERFACES, NOTES,  # noqa: F401
                                        PARAMETERS, SUMMARY, constraint_parameters)
 from .feedforward_outputs import Outputs
 from .launch_setup import CONTROLLER
+from .logs import STARTED, Throttle
+from .parameters import coerce_numbers, declare, usage
 from .payload_service import PayloadService
 from .trajectory_action import TrajectoryAction
 

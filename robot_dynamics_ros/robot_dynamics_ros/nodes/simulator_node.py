@@ -51,9 +51,11 @@ from ..simulation.ft_sensor import FTSensor
 from ..simulation.geometry import arm_geometry
 from ..simulation.sensors import FIELDS as SENSOR_FIELDS
 from ..simulation.world import World
-from .common import (DESCRIPTION_QOS, STREAM_DEPTH, DescriptionSource, LoopThread, Throttle,
-                     coerce_numbers, declare, file_description, run_node, usage)
+from .description import DESCRIPTION_QOS, DescriptionSource, file_description
+from .executors import STREAM_DEPTH, LoopThread, run_node
 from .launch_setup import SIMULATOR
+from .logs import Throttle
+from .parameters import coerce_numbers, declare, usage
 from .simulator_declarations import INTERFACES, PARAMETERS, SUMMARY
 
 NODE_NAME = SIMULATOR

@@ -35,7 +35,7 @@ from rclpy.action import ActionServer, CancelResponse, GoalResponse
 from rclpy.callback_groups import ReentrantCallbackGroup
 
 from ..control.trajectory_goal import CANCELED, SUCCEEDED, Refused, Request
-from .common import seconds, side_node
+from .executors import seconds, side_node
 
 # the execute callback of the running goal, of a goal replacing it, and the action's services
 THREADS = 4

@@ -27,7 +27,7 @@ import importlib
 import os
 
 from ..nodes import launch_setup
-from ..nodes.common import KINDS, interfaces_of, kind_name, shown_default
+from ..nodes.parameters import KINDS, interfaces_of, kind_name, shown_default
 
 NODES = ('feedforward_node', 'simulator_node')
 LAUNCH_FILES = ('simulation', 'feedforward')

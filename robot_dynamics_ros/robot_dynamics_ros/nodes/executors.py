@@ -12,50 +12,29 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""Pieces both nodes share: the robot_description source, parameter and logging helpers, main()."""
+"""How both nodes run: the hot input on a thread of its own, executors, clean shutdown, main()."""
 from contextlib import contextmanager, ExitStack
 import faulthandler
 import gc
-import os
 import signal
 import sys
-import textwrap
 import threading
-import time
 
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor, ParameterType
 from rclpy._rclpy_pybind11 import RCLError, WaitSet
 from rclpy.exceptions import InvalidHandle
 from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
-from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rclpy.signals import uninstall_signal_handlers
 from rclpy.subscription import Subscription
 from rosgraph_msgs.msg import Clock
-from std_msgs.msg import String
 
-from ..dynamics import RobotModel, load_description
 from ..dynamics.kernels import compile_in_background, load_cached
+from .parameters import help_requested
 from .teardown import exit_watchdog
 
 
-def _process_start():
-    """Return when this process started, on time.monotonic's clock (Linux; else: now)."""
-    try:
-        with open('/proc/self/stat') as f:
-            ticks = int(f.read().rsplit(')', 1)[1].split()[19])     # field 22, starttime
-        with open('/proc/uptime') as f:
-            uptime = float(f.read().split()[0])
-        return time.monotonic() - (uptime - ticks / os.sysconf('SC_CLK_TCK'))
-    except (OSError, ValueError, IndexError):
-        return time.monotonic()
-
-
-STARTED = _process_start()     # for the start-up log
-
-# What robot_state_publisher publishes robot_description with.
 # The history a state stream's publisher keeps (joint_states, ~/torques, ~/external_torques,
 # ~/current_pose, ~/external_wrench): a reliable reader that stalls (a bag recorder or a plot on a
 # loaded machine) gets what it missed as long as it is at most this many messages behind: a
@@ -63,216 +42,6 @@ STARTED = _process_start()     # for the start-up log
 # one busy core. Readers that keep up, and best-effort ones (the controller's joint_states), are
 # not affected; effort commands keep 10 (a late command is of no use).
 STREAM_DEPTH = 1000
-DESCRIPTION_QOS = QoSProfile(depth=1, history=HistoryPolicy.KEEP_LAST,
-                             reliability=ReliabilityPolicy.RELIABLE,
-                             durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-_TYPES = {
-    bool: (ParameterType.PARAMETER_BOOL, Parameter.Type.BOOL),
-    int: (ParameterType.PARAMETER_INTEGER, Parameter.Type.INTEGER),
-    float: (ParameterType.PARAMETER_DOUBLE, Parameter.Type.DOUBLE),
-    str: (ParameterType.PARAMETER_STRING, Parameter.Type.STRING),
-    'str[]': (ParameterType.PARAMETER_STRING_ARRAY, Parameter.Type.STRING_ARRAY),
-    'float[]': (ParameterType.PARAMETER_DOUBLE_ARRAY, Parameter.Type.DOUBLE_ARRAY),
-}
-
-
-def _as_float(value):
-    """
-    Return value as a DOUBLE (array) parameter holds it, or None when it is not numbers.
-
-    Integers are accepted: YAML and the command line type `400` as INTEGER.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, (int, float)):
-        return float(value)
-    try:
-        items = list(value)
-    except TypeError:
-        return None
-    if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in items):
-        return [float(v) for v in items]
-    return None
-
-
-def coerce_numbers(node, params):
-    """
-    Coerce numbers before parameters are set (a pre-set-parameters callback).
-
-    An INTEGER (array) given for a declared DOUBLE (array) parameter becomes a DOUBLE (array), so
-    `ros2 param set ... kp "[400]"` works.
-    """
-    out = []
-    for p in params:
-        if node.has_parameter(p.name):
-            want = node.describe_parameter(p.name).type
-            if (want == ParameterType.PARAMETER_DOUBLE and p.type_ == Parameter.Type.INTEGER) or (
-                    want == ParameterType.PARAMETER_DOUBLE_ARRAY
-                    and p.type_ == Parameter.Type.INTEGER_ARRAY):
-                p = Parameter(p.name, value=_as_float(p.value))
-        out.append(p)
-    return out
-
-
-def declare(node, name, kind, default, description, read_only=False):
-    """
-    Declare a typed parameter with a descriptor; returns its value (the override if any).
-
-    An integer override of a float parameter is taken as that float; an empty array default is set
-    to a typed empty array, so `ros2 param get/dump` show it.
-    """
-    ptype, rtype = _TYPES[kind]
-    desc = ParameterDescriptor(name=name, type=ptype, description=description,
-                               read_only=read_only, dynamic_typing=False)
-    override = node._parameter_overrides.get(name)
-    if override is not None and kind in (float, 'float[]') and override.type_ in (
-            Parameter.Type.INTEGER, Parameter.Type.INTEGER_ARRAY):
-        node._parameter_overrides[name] = Parameter(name, value=_as_float(override.value))
-    if isinstance(default, list) and not default:
-        # declared by type (an empty list has none), then set to a typed empty array: an unset
-        # parameter makes GetParameters answer nothing for the whole request (ros2 param dump)
-        writable = ParameterDescriptor(name=name, type=ptype, description=description)
-        value = node.declare_parameter(name, rtype, writable).value
-        if value is None:
-            node.set_parameters([Parameter(name, rtype, [])])
-        node.set_descriptor(name, desc)
-        return [] if value is None else list(value)
-    return node.declare_parameter(name, default, desc).value
-
-
-def help_requested(args):
-    """Return True when the command line (before --ros-args) asks for --help."""
-    args = sys.argv[1:] if args is None else list(args)
-    if '--ros-args' in args:
-        args = args[:args.index('--ros-args')]
-    return any(a in ('-h', '--help') for a in args)
-
-
-KINDS = ('subscribes', 'publishes', 'services', 'actions')
-
-
-def usage(executable, node_name, summary, parameters, interfaces, notes=()):
-    """
-    Return the --help text: what the node does, its parameters with defaults, its interfaces.
-
-    ``parameters``: name -> (kind, default, description, read_only), as the node declares them;
-    ``interfaces``: (kind, name, type, description) with kind one of KINDS. The reference docs
-    are rendered from the same two (``tools/reference.py``).
-    """
-    lines = [f'usage: {executable} [--ros-args -p NAME:=VALUE ... | --params-file FILE]', '',
-             *textwrap.wrap(summary, 99), '', f'node name: {node_name}', '',
-             'parameters (default):']
-    for name, (kind, default, text, read_only) in parameters.items():
-        lines.append(f'  {name} ({kind_name(kind)}{", read-only" if read_only else ""}) = '
-                     f'{shown_default(default)}')
-        lines += textwrap.wrap(text, 99, initial_indent=' ' * 6, subsequent_indent=' ' * 6)
-    for kind in KINDS:
-        items = [f'{name} ({rtype}{"; " + text if text else ""})'
-                 for name, rtype, text in interfaces_of(interfaces, kind)]
-        if not items:
-            continue
-        lines += [''] + textwrap.wrap(f'{kind + ":":<11} ' + ', '.join(items), 99,
-                                      subsequent_indent=' ' * 12)
-    for text in notes:
-        lines += [''] + textwrap.wrap(text, 99)
-    return '\n'.join(lines)
-
-
-def interfaces_of(interfaces, kind):
-    """Return (name, type, description) of the ``interfaces`` of one kind, in their order."""
-    return [(name, rtype, text) for k, name, rtype, text in interfaces if k == kind]
-
-
-def kind_name(kind):
-    """Return a parameter kind as --help and the docs name it: bool, int, float, str, float[]."""
-    return kind if isinstance(kind, str) else kind.__name__
-
-
-def shown_default(default):
-    """Return a parameter's default as --help and the docs show it."""
-    return repr(default) if default != '' else "''"
-
-
-def file_description(node_name, urdf_file, xacro_args):
-    """
-    Return (URDF text, source) of ``urdf_file`` (a .xacro one expanded); (None, None) without it.
-
-    SystemExit naming the node and the reason when it cannot be read or expanded.
-    """
-    if not urdf_file:
-        if xacro_args:
-            raise SystemExit(f'[{node_name}] xacro_args given without a .xacro urdf_file')
-        return None, None
-    try:
-        return load_description(urdf_file, xacro_args), f'file {urdf_file}'
-    except ValueError as e:
-        raise SystemExit(f'[{node_name}] urdf_file: {e}') from None
-
-
-class DescriptionSource:
-    """
-    Take robot_description from the transient-local topic, or the parameter as a fallback.
-
-    The topic is what robot_state_publisher publishes; the node's ``robot_description``
-    parameter is the fallback. With ``subscribe=False`` (a node given a description file) the
-    topic is not read at all.
-
-    ``on_model(model, xml, source)`` is called for every valid description whose dynamics differ
-    from the last one's (what differs is logged; a description that changed only in comments,
-    whitespace, visuals or materials changes nothing); an invalid one is logged and the previous
-    model kept.
-    """
-
-    def __init__(self, node, on_model, topic='robot_description', subscribe=True):
-        self.node = node
-        self.on_model = on_model
-        self.xml = None
-        self.model = None           # the last model handed to on_model
-        self.topic = node.resolve_topic_name(topic)
-        if subscribe:
-            node.create_subscription(String, topic, self._on_topic, DESCRIPTION_QOS)
-
-    def _on_topic(self, msg):
-        self.use(msg.data, f'topic {self.topic}')
-
-    def use(self, xml, source, model=None):
-        """
-        Build the model of ``xml`` (or take ``model``, already built from it).
-
-        True when it was valid. What loading noticed (rounded inertias, mimic joints, ...) is
-        logged.
-        """
-        if not xml:
-            return False
-        if xml == self.xml:
-            return True
-        if model is None:
-            try:
-                model = RobotModel.from_urdf(xml)
-            except (ValueError, KeyError) as e:
-                kept = 'keeping the previous model' if self.xml else 'still no model'
-                self.node.get_logger().error(
-                    f'invalid robot_description from {source}: {e} ({kept})')
-                return False
-        self.xml = xml
-        log = self.node.get_logger()
-        if self.model is not None:
-            changes = model.differences(self.model)
-            if not changes:
-                # robot_state_publisher restarted, a comment or a visual changed: the arm did not
-                log.info(f'robot_description from {source} has the same dynamics as the model '
-                         f'in use (only comments, visuals or the like differ): kept')
-                return True
-            log.info(f'robot_description from {source} changes the dynamics: '
-                     + '; '.join(changes))
-        self.model = model
-        for warning in model.warnings:
-            log.warning(f'robot_description from {source}: {warning}')
-        self.on_model(model, xml, source)
-        gc.collect()
-        gc.freeze()                 # the model lives until the next one: see run_node
-        return True
 
 
 class BackgroundKernels:
@@ -353,56 +122,6 @@ class TurnClock:
 
     def stamp(self):
         return self._read().to_msg()
-
-
-class Throttle:
-    """
-    A log line at most once per `period` seconds (default 5) per key.
-
-    (rclpy throttles per call site, which would hide a second, different reason logged from the
-    same line.)
-    """
-
-    def __init__(self, logger):
-        self.logger = logger
-        self.last = {}
-        self.said = set()
-
-    def warning(self, key, message, period=5.0):
-        self.log('warning', key, message, period)
-
-    def info(self, key, message, period=5.0):
-        self.log('info', key, message, period)
-
-    def log(self, level, key, message, period=5.0):
-        now = time.monotonic()
-        if now - self.last.get(key, -1e9) >= period:
-            self.last[key] = now
-            log_at(self.logger, level, message)
-
-    def error(self, message):
-        """Log an error, every time."""
-        self.logger.error(message)
-
-    def once(self, key, message, level='warning'):
-        """Log a line once per key for the life of the node."""
-        if key not in self.said:
-            self.said.add(key)
-            log_at(self.logger, level, message)
-
-
-def log_at(logger, level, message):
-    """
-    Call logger.<level>(message).
-
-    rclpy refuses one call site at two severities, so each level gets its own line here.
-    """
-    if level == 'info':
-        logger.info(message)
-    elif level == 'error':
-        logger.error(message)
-    else:
-        logger.warning(message)
 
 
 def side_node(node, suffix):
@@ -516,6 +235,8 @@ class LoopThread:
 
 # The longest the main executor waits before it looks at the context again (see spin).
 SHUTDOWN_POLL = 0.2
+
+
 LOOP_JOIN = 2.0         # s the control-loop thread has to leave its callback at shutdown
 
 
