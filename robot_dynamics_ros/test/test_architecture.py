@@ -17,7 +17,8 @@ The package's layers, checked on the source: dynamics <- control, simulation <- 
 
 Only ``nodes/`` imports rclpy or ROS messages; only ``nodes/`` and ``tools/`` import ``nodes/``;
 ``dynamics/`` imports no other layer; ``control/`` and ``simulation/`` import only ``dynamics/``
-(and themselves).
+(and themselves). Nothing outside ``control/`` assigns an attribute of a control object: the
+node and the tools change the control layer's state through its methods.
 """
 import ast
 import os
@@ -111,3 +112,101 @@ def test_the_checker_sees_relative_and_absolute_imports():
         finally:
             SRC = old
     assert layers == {'nodes', 'simulation'} and 'rclpy' in external
+
+
+# the names under which the nodes and tools hold control objects (the loop, the controller and
+# what hangs off it), and the calls that make one (classes imported from control/)
+HANDLES = ('ctrl', 'loop', 'controller', 'limit_layer', 'observer', 'force_input', 'law')
+
+
+def _chain_base(node):
+    """Return the expression an attribute or subscript chain starts from."""
+    while isinstance(node, (ast.Attribute, ast.Subscript)):
+        node = node.value
+    return node
+
+
+def control_writes(path):
+    """
+    Return [(line, target)]: assignments in ``path`` to an attribute of a control object.
+
+    A control object: an attribute named as one of HANDLES (``self.loop``, ``node.ctrl``), a
+    function's parameter of such a name, an instance of a class imported from control/, or a
+    name bound to an expression of one of these (``src = ctrl.force_input``), in order within
+    each function. What it assigns through: ``x.attr = ...``, ``x.attr[i] = ...``, ``+=``.
+    """
+    tree = ast.parse(open(path, encoding='utf-8').read(), path)
+    made = set()            # classes and modules imported from the control layer
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and 'control' in (node.module or '').split('.'):
+            made.update(a.asname or a.name for a in node.names)
+    found = []
+
+    def control(expr, names):
+        """Whether ``expr`` is a control object: a chain through a handle, or one made."""
+        if isinstance(expr, ast.Call):          # a control class's instance (not a method's
+            return isinstance(expr.func, ast.Name) and expr.func.id in made    # result)
+        while isinstance(expr, (ast.Attribute, ast.Subscript)):
+            if isinstance(expr, ast.Attribute) and expr.attr in HANDLES:
+                return True
+            expr = expr.value
+        return isinstance(expr, ast.Name) and (expr.id in names or expr.id in made)
+
+    def targets(stmt):
+        if isinstance(stmt, ast.Assign):
+            return stmt.targets, stmt.value
+        if isinstance(stmt, (ast.AugAssign, ast.AnnAssign)):
+            return [stmt.target], stmt.value
+        return [], None
+
+    for fn in ast.walk(tree):
+        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        names = {a.arg for a in fn.args.args + fn.args.kwonlyargs if a.arg in HANDLES}
+        for stmt in ast.walk(fn):           # (ast.walk: breadth first, near enough to order)
+            outs, value = targets(stmt)
+            for t in outs:
+                for e in (t.elts if isinstance(t, ast.Tuple) else [t]):
+                    if isinstance(e, ast.Name):
+                        if value is not None and control(value, names):
+                            names.add(e.id)
+                    elif isinstance(e, (ast.Attribute, ast.Subscript)):
+                        base = e.value
+                        # self.x = ...: the object's own attribute, unless self is a handle
+                        if isinstance(base, ast.Name) and base.id == 'self' and \
+                                isinstance(e, ast.Attribute):
+                            continue
+                        if control(base, names):
+                            found.append((stmt.lineno, ast.unparse(e)))
+    return sorted(set(found))
+
+
+def test_nothing_outside_control_assigns_an_attribute_of_a_control_object():
+    writes = []
+    for layer, path in sources():
+        if layer in ('nodes', 'tools'):
+            rel = os.path.relpath(path, SRC)
+            writes += [f'{rel}:{line}: {target} = ...' for line, target in control_writes(path)]
+    assert not writes, ('assignments to control objects outside control/ (give the control '
+                        'class a method):\n' + '\n'.join(writes))
+
+
+def test_the_control_writes_checker_sees_handles_aliases_and_instances(tmp_path):
+    p = tmp_path / 'x.py'
+    p.write_text(
+        'from ..control.force import SensorInput\n'
+        'def f(self, msg, ctrl):\n'
+        '    ctrl.hold = None\n'                   # 3: a parameter named as a handle
+        '    self.loop.bump = [1, None]\n'         # 4: an attribute named as a handle
+        '    src = self.ctrl.force_input\n'
+        '    src.bias[:] = 0.0\n'                  # 6: an alias of one
+        '    s = SensorInput(1)\n'
+        '    s.bias = 2\n'                         # 8: an instance of a control class
+        '    self.loop.values += 1\n'              # 9: augmented
+        '    msg.header.stamp = 3\n'               # a message: fine
+        '    self.ctrl = ctrl\n'                   # the object's own attribute: fine
+        '    out = self.out\n'
+        '    out.command = 4\n'                    # not a control object: fine
+        '    limits = ctrl.limits.copy()\n'
+        '    limits[ctrl.cmd] = 5\n')              # a copy: fine
+    assert [line for line, _ in control_writes(str(p))] == [3, 4, 6, 8, 9]

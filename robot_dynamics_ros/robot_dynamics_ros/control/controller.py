@@ -39,7 +39,7 @@ import numpy as np
 
 from ..dynamics import bias_torques, frame_jacobian, frame_placement, gravity_torques, rnea
 from .feasibility import check as check_trajectory
-from .force import ForceLoop, at_frame, check as check_force
+from .force import ForceLoop, SensorInput, at_frame, check as check_force
 from .limits import LimitLayer
 from . import task_space       # task_space.limit_command: an entry point, rebound once compiled
 from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, _values, external_wrench
@@ -689,6 +689,28 @@ class Controller:
         self.trajectory = None
         self.hold = None
         self.reaction, self.reaction_q = kind, np.array(q, dtype=float)
+
+    def hold_here(self):
+        """Drop the trajectory and hold the position the arm is at now."""
+        self.trajectory = None
+        self.hold = self.q.copy()
+
+    def hold_at_next_command(self):
+        """Drop the trajectory and hold where the arm is at the next command (the state then)."""
+        self.trajectory = self.hold = None
+
+    def use_sensor(self, side, payload=None):
+        """
+        Read the force/torque sensor of ``side`` (a ``ChildSide``), the tool carrying ``payload``.
+
+        The bias that ``~/zero_ft_sensor`` set is kept when the sensor's frame is the same.
+        Return the sensor input.
+        """
+        old = self.force_input
+        self.force_input = SensorInput(side, payload, self.model.gravity)
+        if old is not None and old.side.frame == side.frame:
+            self.force_input.bias = old.bias
+        return self.force_input
 
     def clear_reaction(self):
         """

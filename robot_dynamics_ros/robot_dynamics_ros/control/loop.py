@@ -224,6 +224,18 @@ class ControlLoop:
             self.command = np.zeros(len(ctrl.joints))
         self.commands = self.estimates = 0         # torques_every counts anew per controller
 
+    def use_values(self, values):
+        """Take new parameter values that leave the controller as it is (the loop's own)."""
+        self.values = values
+
+    def set_observer_ready(self, ready):
+        """Say whether the observer's compiled kernel is loaded (the observer runs once it is)."""
+        self.observer_ready = bool(ready)
+
+    def fade_from(self, command):
+        """Start the next command at ``command`` (commanded-joint order) and fade over BUMPLESS."""
+        self.bump = [np.array(command, dtype=float), None]
+
     def _set_observer(self, observer, thresholds, effort_gain):
         self.observer, self.thresholds, self.effort_gain = observer, thresholds, effort_gain
         self.watched = bool((thresholds > 0).any())
@@ -548,8 +560,7 @@ class ControlLoop:
         if ctrl is not None and not points:
             self._end_goal(ABORTED, INVALID_GOAL, 'stopped by an empty trajectory on the '
                                                   'joint_trajectory topic', hold=False)
-            ctrl.trajectory = None
-            ctrl.hold = None
+            ctrl.hold_at_next_command()
             log.info('empty', 'empty trajectory: stopping the current one and holding position',
                      0.0)
             return False
@@ -758,11 +769,9 @@ class ControlLoop:
 
     def _hold(self):
         """Hold the current position from the next command on; the efforts fade over BUMPLESS."""
-        ctrl = self.ctrl
-        ctrl.trajectory = None
-        ctrl.hold = ctrl.q.copy()
+        self.ctrl.hold_here()
         if self.commands:
-            self.bump = [self.command.copy(), None]
+            self.fade_from(self.command)
 
     # ---- stale state -------------------------------------------------------------------------
     def _timeout_if_stale(self, now, reply):
@@ -785,7 +794,7 @@ class ControlLoop:
                                                              f'(state_timeout): commanding '
                                                              f'{self.values["on_timeout"]} '
                                                              f'torque', hold=False)
-            ctrl.trajectory = ctrl.hold = None      # when they are back: hold where it is then
+            ctrl.hold_at_next_command()     # when they are back: hold where it is then
         tau = self._timeout_torques()
         ctrl.limit_layer.sent(tau, None, now)     # the next command ramps from it
         self._sent(tau, reply)

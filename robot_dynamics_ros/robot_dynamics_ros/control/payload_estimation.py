@@ -343,7 +343,7 @@ def take_over(ctrl, period, chain):
     # held where it is: the pose it held (a finished trajectory's end) is where the node's
     # softer gains let an unmodelled tool sag from, by up to a radian on a light wrist; the
     # stiffer gains would snap the arm back
-    ctrl.trajectory, ctrl.hold = None, ctrl.q.copy()
+    ctrl.hold_here()
     kp, kd = service_gains(ctrl.kp, ctrl.kd, period, effort_frequency(ctrl))
     ctrl.kp, ctrl.kd = ctrl.kp.copy(), ctrl.kd.copy()
     chain = np.asarray(chain, dtype=np.int64)       # the others (a gripper's fingers) keep theirs

@@ -50,7 +50,6 @@ from trajectory_msgs.msg import JointTrajectory as JointTrajectoryMsg
 
 from ..control import (TASK_MODES, configuration, default_joints, payload_model,
                        unknown_joint_keys)
-from ..control.force import SensorInput
 from ..control.loop import ControlLoop
 from ..control.task_space import external_wrench
 from ..dynamics import RobotModel, compile_kernels
@@ -203,7 +202,7 @@ class FeedforwardNode(Node):
         ctrl = configuration.controller(model, v)
         built = configuration.observer(ctrl, v, old)
         if built[0] is not None:        # loaded, or compiling elsewhere from now on
-            self.loop.observer_ready = self.observer_kernel.need()
+            self.loop.set_observer_ready(self.observer_kernel.need())
         return (ctrl, *built)
 
     @_locked
@@ -317,7 +316,7 @@ class FeedforwardNode(Node):
                 compile_kernels(['task_command'])
             self.out = Outputs(ctrl)
         else:
-            self.loop.values = v
+            self.loop.use_values(v)
         if new_description is not None:
             self.description.use(v['robot_description'], 'parameter robot_description',
                                  new_description)
@@ -327,7 +326,7 @@ class FeedforwardNode(Node):
 
     @_locked
     def _observer_kernel_ready(self):
-        self.loop.observer_ready = True
+        self.loop.set_observer_ready(True)
 
     # ---- inputs ------------------------------------------------------------------------------
     @_locked
@@ -447,10 +446,7 @@ class FeedforwardNode(Node):
             v = self.values
             payload = ((v['payload.link'], v['payload.mass'], np.asarray(v['payload.com']))
                        if v['payload.link'] else None)
-            bias = src.bias if src is not None and src.side.frame == frame else None
-            ctrl.force_input = src = SensorInput(side, payload, ctrl.model.gravity)
-            if bias is not None:
-                src.bias = bias
+            src = ctrl.use_sensor(side, payload)
         f, t = msg.wrench.force, msg.wrench.torque
         stamp = seconds(msg.header.stamp)
         problem = src.take([f.x, f.y, f.z, t.x, t.y, t.z],

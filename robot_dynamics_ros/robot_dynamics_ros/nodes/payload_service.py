@@ -530,7 +530,7 @@ class PayloadService:
         except pe.Refusal as e:
             self.stopped = str(e)
             pe.hand_back(ctrl, self.saved)
-            ctrl.trajectory, ctrl.hold = None, ctrl.q.copy()
+            ctrl.hold_here()
 
     def take(self, q, qd, r):
         """Take an estimate of the node's observer (it calls this under the node's lock)."""
@@ -589,5 +589,5 @@ class PayloadService:
             if failed:
                 raise Refused(f'not applied: {failed[0]}')
             if last is not None and node.out is not None and len(last) == len(node.out.command):
-                node.loop.bump = [last, None]        # the efforts fade into the new model's
+                node.loop.fade_from(last)        # the efforts fade into the new model's
         return f'applied: payload.mass {m:.4g} kg on {fit.link}{kept}'
