@@ -244,8 +244,8 @@ def slide(rig, speed=0.05, distance=0.2, ramp=0.5):
     loop = rig.loop
     cruise = (distance - speed * ramp) / speed
     total = 2 * ramp + cruise
-    p0, quat = rig.ctrl.task_target[0].copy(), quaternion(np.vstack([
-        np.column_stack([rig.ctrl.task_target[1], np.zeros(3)]), [0, 0, 0, 1]]))
+    p0, quat = rig.ctrl.task_target.position.copy(), quaternion(np.vstack([
+        np.column_stack([rig.ctrl.task_target.rotation, np.zeros(3)]), [0, 0, 0, 1]]))
     x0 = float(frame_placement(rig.model, rig.sim.q, 'probe')[0, 3])
 
     def moved(s):

@@ -114,11 +114,12 @@ def main():
             ref = pinocchio_law(pm, pd, fid, cmd, K, np.ones(6), np.full(k, 10.0),
                                 np.ones(k), np.array(q0)[:k], c.law.singularity_damping,
                                 mode == 'operational_space')
-            tau_ref = ref(q, qd, target[0], target[1])
+            tau_ref = ref(q, qd, target.position, target.rotation)
             tau = law.torques(q, qd)
             assert np.abs(tau - tau_ref).max() <= 1e-9 * np.abs(tau_ref).max(), \
                 (arm, mode, tau, tau_ref)
-            t_pin = per_call(lambda: ref(q, qd, target[0], target[1]), number // 4, repeat)
+            t_pin = per_call(lambda: ref(q, qd, target.position, target.rotation), number // 4,
+                             repeat)
             met = 'met' if t_cmd <= TARGETS[mode] else 'MISSED'
             print(f'{arm:<7} {mode:<20} {t_cmd:8.2f} {t_law:7.2f} {t_pin:10.2f} '
                   f'{t_law / t_pin:6.2f} {"<=" + str(TARGETS[mode]):>7} {met}')

@@ -470,7 +470,7 @@ def test_in_simulated_time_a_starved_target_stream_goes_on(ur5):
     assert loop.target_twist([0.05, 0.01, 0, 0, 0, 0], 5.6)    # starved: 0.6 s of wall time
     assert loop.target_streaming
     # a_d from the 10 ms of simulated time between the twists, not the 0.6 s of wall time
-    np.testing.assert_allclose(loop.ctrl.task_target[3][:3], [0.0, 1.0, 0.0])
+    np.testing.assert_allclose(loop.ctrl.task_target.acceleration[:3], [0.0, 1.0, 0.0])
     run(5.6, 10)
     assert loop.watchdog(6.3) is None
     assert loop.target_streaming and 'the target stream stopped' not in loop.log.text()

@@ -32,6 +32,7 @@ Modes:
 limits (URDF, overridable); ``limit`` then passes them through the limits layer (limits.py): joint
 positions and velocities, the workspace box, the tool speed, the torque rate.
 """
+from dataclasses import dataclass, field
 import difflib
 import math
 
@@ -58,6 +59,30 @@ TASK_DEFAULTS = dict(frame='', stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50
                      nullspace_stiffness=(10.0,), nullspace_damping_ratio=(1.0,), posture=(),
                      projector='dynamic')
 TIMEOUT_BEHAVIOURS = ('zero', 'gravity')
+
+
+@dataclass
+class Carried:
+    """How far a target twist has carried the task target on since its last pose."""
+
+    time: float = None          # the state time it is carried to (None: not yet)
+    offset: np.ndarray = field(default_factory=lambda: np.zeros(3))   # position (m, root axes)
+    rotation: np.ndarray = field(default_factory=lambda: np.eye(3))   # rotation, before the pose's
+    stamp: float = None         # the time the last pose is for (its stamp), until first used
+
+
+@dataclass
+class TaskTarget:
+    """The task modes' target at the task frame (root axes), as the topics and services set it."""
+
+    position: np.ndarray
+    rotation: np.ndarray
+    twist: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    acceleration: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    wrench: np.ndarray = field(default_factory=lambda: np.zeros(6))
+    twist_time: float = None    # when the twist came (None: no twist stream)
+    changed: bool = True        # since the law took its copy
+    carried: Carried = field(default_factory=Carried)
 
 
 def _ancestors(model, frame):
@@ -202,8 +227,8 @@ class Controller:
         self.reset_state()
         self.law = None               # the TaskSpaceLaw of self.model, built on first use
         self._law_posture = None      # the posture the law has
-        self._law_target = None       # the target the law has (its last field: changed since)
-        self.task_target = None       # [p, R, twist, acceleration, wrench, twist time, ...]
+        self._law_target = None       # the TaskTarget the law has a copy of
+        self.task_target = None       # the TaskTarget (None: the frame's pose when next used)
         self.posture = None           # the nullspace posture in use (commanded joints)
         self.stiffness = None         # [from, to, since]: task stiffness, ramping
         self.last_command = None      # (efforts, time) of the last command, for the rate limit
@@ -375,8 +400,8 @@ class Controller:
                       [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
                       [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)]])
         target = self._target()
-        target[0], target[1], target[6] = p, R, True
-        target[7] = [None, np.zeros(3), np.eye(3), stamp]  # carried on from here (_carry_on)
+        target.position, target.rotation, target.changed = p, R, True
+        target.carried = Carried(stamp=stamp)       # carried on from here (_carry_on)
         self._keep_force_hold(target)
         return norm
 
@@ -384,9 +409,9 @@ class Controller:
         """Set the target's velocity (6, root axes) at time ``now``; its change gives a_d."""
         v = _finite6(twist, 'target twist')
         target = self._target()
-        dt = now - target[5] if target[5] is not None else math.inf
-        target[3] = (v - target[2]) / dt if 0 < dt <= TWIST_GAP else np.zeros(6)
-        target[2], target[5], target[6] = v, now, True
+        dt = now - target.twist_time if target.twist_time is not None else math.inf
+        target.acceleration = (v - target.twist) / dt if 0 < dt <= TWIST_GAP else np.zeros(6)
+        target.twist, target.twist_time, target.changed = v, now, True
         self._keep_force_hold(target)
 
     def set_task_wrench(self, wrench, now=None):
@@ -399,7 +424,7 @@ class Controller:
         then not asked of them.
         """
         target = self._target()
-        target[4], target[6] = _finite6(wrench, 'target wrench'), True
+        target.wrench, target.changed = _finite6(wrench, 'target wrench'), True
         taken = self.force.asked(now)
         self._keep_force_hold(target)
         return taken
@@ -416,37 +441,31 @@ class Controller:
             return
         ax = fl.axes
         position, rotation = fl.held_pose
-        target[0][ax[:3]] = position[ax[:3]]
-        target[7][1][ax[:3]] = 0.0
+        target.position[ax[:3]] = position[ax[:3]]
+        target.carried.offset[ax[:3]] = 0.0
         if np.any(ax[3:]):
-            target[1][:] = rotation
-            target[7][2] = np.eye(3)
-        target[2][ax], target[3][ax], target[4][ax] = 0.0, 0.0, 0.0
+            target.rotation[:] = rotation
+            target.carried.rotation = np.eye(3)
+        target.twist[ax], target.acceleration[ax], target.wrench[ax] = 0.0, 0.0, 0.0
 
     def hold_task_target(self):
         """Hold the target where it is: no target velocity or acceleration (a stream stopped)."""
         target = self.task_target
         if target is not None:
-            if target[5] is not None and self._law_target is target and self.law is not None:
+            if target.twist_time is not None and self._law_target is target and \
+                    self.law is not None:
                 # where the twist had carried it, not back at the last pose
-                target[0], target[1] = (self.law.target_position.copy(),
-                                        self.law.target_rotation.copy())
-            target[7] = [None, np.zeros(3), np.eye(3), None]
-            target[2], target[3] = np.zeros(6), np.zeros(6)
-            target[5], target[6] = None, True
+                target.position, target.rotation = (self.law.target_position.copy(),
+                                                    self.law.target_rotation.copy())
+            target.carried = Carried()
+            target.twist, target.acceleration = np.zeros(6), np.zeros(6)
+            target.twist_time, target.changed = None, True
 
     def _target(self):
-        """
-        Return the task target, first set to the frame's current pose (activation).
-
-        [position, rotation, twist, acceleration, wrench, time of the twist, changed since the
-        law took it, [state time carried to, position and rotation the twist carried it on
-        since the pose]].
-        """
+        """Return the TaskTarget, first set to the frame's current pose (activation)."""
         if self.task_target is None:
             T = self.task_pose()
-            self.task_target = [T[:3, 3].copy(), T[:3, :3].copy(), np.zeros(6), np.zeros(6),
-                                np.zeros(6), None, True, [None, np.zeros(3), np.eye(3), None]]
+            self.task_target = TaskTarget(T[:3, 3].copy(), T[:3, :3].copy())
         return self.task_target
 
     def _stiffness_at(self, now):
@@ -486,15 +505,15 @@ class Controller:
             law.stiffness[:] = self._stiffness_at(now)
             if now - ramp[2] >= STIFFNESS_RAMP:
                 ramp[0] = ramp[1]
-        if self._law_target is not target or target[6]:     # copied when it changed
-            law.target_position[:], law.target_rotation[:] = target[0], target[1]
-            law.target_twist[:], law.target_acceleration[:] = target[2], target[3]
-            law.target_wrench[:] = target[4]
+        if self._law_target is not target or target.changed:     # copied when it changed
+            law.target_position[:], law.target_rotation[:] = target.position, target.rotation
+            law.target_twist[:], law.target_acceleration[:] = target.twist, target.acceleration
+            law.target_wrench[:] = target.wrench
             if self.limit_layer.frame == t['frame']:
                 self.limit_layer.shape_target(law.target_position, law.target_twist,
                                               law.target_acceleration)
-            self._law_target, target[6] = target, False
-        if target[5] is not None:                           # a target twist: moving on
+            self._law_target, target.changed = target, False
+        if target.twist_time is not None:                   # a target twist: moving on
             self._carry_on(law, target, now)
         if self.force.active:
             self._force_axes(law, q, now, target)
@@ -515,9 +534,9 @@ class Controller:
         """
         out = np.zeros_like(qd, dtype=float)
         law, target = self.law, self.task_target
-        if law is None or target is None or not np.any(target[2]):
+        if law is None or target is None or not np.any(target.twist):
             return out
-        v = target[2]
+        v = target.twist
         if self.force.active:
             v = np.where(self.force.axes, 0.0, v)
         J = law.jacobian[:, self.cmd]
@@ -533,18 +552,18 @@ class Controller:
         stream alone moves the target (velocity control). The loop holds the target where it
         got to once the stream is silent for task.target_timeout (``hold_task_target``).
         """
-        carried = target[7]
-        t0, first = carried[0], carried[0] is None
-        if first and carried[3] is not None:
+        carried = target.carried
+        t0, first = carried.time, carried.time is None
+        if first and carried.stamp is not None:
             # the first command after a stamped pose: from the time the pose is for (a stream
             # arriving late is not stepped back and forth; one for later is behind), unless the
             # stamp is of another clock
-            if abs(now - carried[3]) <= STAMP_RANGE:
-                t0 = carried[3]
-            carried[3] = None
+            if abs(now - carried.stamp) <= STAMP_RANGE:
+                t0 = carried.stamp
+            carried.stamp = None
         if t0 is not None and (now > t0 or first):
-            dt, tw = now - t0, target[2]
-            p = carried[1]
+            dt, tw = now - t0, target.twist
+            p = carried.offset
             p[0] += tw[0] * dt
             p[1] += tw[1] * dt
             p[2] += tw[2] * dt
@@ -558,11 +577,11 @@ class Controller:
                 E = np.array([[c + x * x * v, x * y * v - z * s, x * z * v + y * s],
                               [x * y * v + z * s, c + y * y * v, y * z * v - x * s],
                               [x * z * v - y * s, y * z * v + x * s, c + z * z * v]])
-                carried[2] = E @ carried[2]
-        if first or now > carried[0]:
-            carried[0] = now
-        np.add(target[0], carried[1], out=law.target_position)
-        np.matmul(carried[2], target[1], out=law.target_rotation)
+                carried.rotation = E @ carried.rotation
+        if first or now > carried.time:
+            carried.time = now
+        np.add(target.position, carried.offset, out=law.target_position)
+        np.matmul(carried.rotation, target.rotation, out=law.target_rotation)
         if self.limit_layer.frame == self.task['frame']:
             self.limit_layer.shape_target(law.target_position, law.target_twist,
                                           law.target_acceleration)
@@ -580,7 +599,7 @@ class Controller:
         if why is not None and fl.hold(why):
             self.force_event = why
         if fl.holding is None:
-            v_ref, damping = fl.update(applied, target[4], now)
+            v_ref, damping = fl.update(applied, target.wrench, now)
             if fl.holding is not None:
                 self.force_event = fl.holding
         if fl.holding is not None:
@@ -589,10 +608,10 @@ class Controller:
                 T = self.task_pose()
                 fl.held, fl.held_pose = True, (T[:3, 3].copy(), T[:3, :3].copy())
                 self._keep_force_hold(target)
-                target[6] = True
-                law.target_position[:], law.target_rotation[:] = target[0], target[1]
-                law.target_twist[:], law.target_acceleration[:] = target[2], target[3]
-                law.target_wrench[:] = target[4]
+                target.changed = True
+                law.target_position[:], law.target_rotation[:] = target.position, target.rotation
+                law.target_twist[:], law.target_acceleration[:] = target.twist, target.acceleration
+                law.target_wrench[:] = target.wrench
                 law.set_min_damping(self.task['min_damping'])
                 law.stiffness[:] = self._stiffness_at(now)
             return
@@ -603,7 +622,7 @@ class Controller:
         law.target_twist[ax] = v_ref[ax]
         law.target_acceleration[ax] = 0.0
         law.target_wrench[ax] = 0.0
-        target[6] = True            # the law's copy of the target to be made again next time
+        target.changed = True       # the law's copy of the target to be made again next time
 
     def _applied_wrench(self, q, now):
         """Return (the wrench the arm applies at the task frame, root axes; why not or None)."""
@@ -994,9 +1013,19 @@ class Controller:
         """
         Compute torques for every model joint, before joint selection and clamping.
 
-        ``des``: the desired state at t when the caller has it already. ``now``: the time (s)
-        of the state, for the task modes' stiffness ramp.
+        What the drives are to add to what they do themselves: the mode's (or the reaction's)
+        torque, less g(q) where the hardware compensates gravity (``_drive``). ``des``: the
+        desired state at t when the caller has it already. ``now``: the time (s) of the state,
+        for the task modes' stiffness ramp.
         """
+        return self._drive(self._law_torque(q, qd, t, des, now), q)
+
+    def _drive(self, tau, q):
+        """Return ``tau`` (model order) less g(q) where the hardware compensates gravity."""
+        return tau - gravity_torques(self.model, q) if self.hardware_compensates_gravity else tau
+
+    def _law_torque(self, q, qd, t, des, now):
+        """Return the torque of the mode's law (or the collision reaction's), gravity included."""
         m = self.model
         self.compensated = None             # the friction in the output (model order)
         if self.reaction is not None:
@@ -1006,7 +1035,7 @@ class Controller:
             if self.friction_scale:
                 self.compensated = self.friction_torque(self._friction_velocity(qd))
                 tau += self.compensated
-            return tau - gravity_torques(m, q) if self.hardware_compensates_gravity else tau
+            return tau
         if des is None and self.mode != 'gravity':
             des = self.desired(t, q)
         # friction compensation: on the desired velocity along a trajectory; holding a pose, on
@@ -1022,8 +1051,7 @@ class Controller:
         if self.friction_scale:
             self.compensated = friction
         if self.mode == 'gravity':
-            return friction + (np.zeros(m.n) if self.hardware_compensates_gravity else
-                               gravity_torques(m, q))
+            return friction + gravity_torques(m, q)
         if self.trajectory is not None and self.trajectory[0].efforts is not None:
             friction = friction + self.trajectory_effort(t)    # the points' effort feedforward
         if self.mode == 'feedforward':
@@ -1035,18 +1063,12 @@ class Controller:
                 des = (self.hold, np.zeros(m.n), np.zeros(m.n))
             q_d, qd_d, qdd_d = des
             tau = rnea(m, q, qd, qdd_d + self.kp * (q_d - q) + self.kd * (qd_d - qd))
-        if self.hardware_compensates_gravity:
-            tau = tau - gravity_torques(m, q)
         return tau + friction
 
     def _reaction_torque(self, q, qd):
-        m = self.model
-        g = gravity_torques(m, q)
         if self.reaction == 'float':
-            tau = g
-        else:
-            tau = rnea(m, q, qd, self.kp * (self.reaction_q - q) - self.kd * qd)
-        return tau - g if self.hardware_compensates_gravity else tau
+            return gravity_torques(self.model, q)
+        return rnea(self.model, q, qd, self.kp * (self.reaction_q - q) - self.kd * qd)
 
     def command(self, q, qd, t, des=None, now=None):
         """
@@ -1078,9 +1100,10 @@ class Controller:
         """
         if behaviour not in TIMEOUT_BEHAVIOURS:
             raise ValueError(f'on_timeout must be one of {TIMEOUT_BEHAVIOURS}, got "{behaviour}"')
-        if behaviour == 'zero' or q is None or self.hardware_compensates_gravity:
+        if behaviour == 'zero' or q is None:
             return np.zeros(len(self.joints))
-        return np.clip(gravity_torques(self.model, q)[self.cmd], -self.limits, self.limits)
+        g = self._drive(gravity_torques(self.model, q), q)[self.cmd]
+        return np.clip(g, -self.limits, self.limits)
 
     def inverse_dynamics(self, names, position, velocity=(), acceleration=(), wrenches=None):
         """

@@ -941,7 +941,7 @@ class ControlLoop:
         if abs(norm - 1.0) > 1e-3:
             self.log.warning('quaternion', f'~/target_pose: quaternion of norm {norm:.4g} '
                                            f'normalised')
-        far = np.linalg.norm(ctrl.task_pose()[:3, 3] - ctrl.task_target[0])
+        far = np.linalg.norm(ctrl.task_pose()[:3, 3] - ctrl.task_target.position)
         if far > ctrl.task['max_error'][0]:
             self.log.info('far', f'~/target_pose is {far:.3f} m away: the error is clipped to '
                                  f'task.max_error {ctrl.task["max_error"][0]} m')
