@@ -159,7 +159,7 @@ class PressRig:
         v.update(VALUES.get(arm, {}))
         v.update({k.replace('__', '.'): x for k, x in values.items()})
         self.loop = ControlLoop(Log())
-        self.loop.observer_ready = True
+        self.loop.set_observer_ready(True)
         ctrl = configuration.controller(model, v)
         obs, thresholds, gain = configuration.observer(ctrl, v)
         self.loop.use_model(ctrl, obs, thresholds, gain, v, 0.0)

@@ -96,7 +96,7 @@ class Rig:
             self.v['limits.max_torque_rate'] = [float(os.environ['RATE'])]
         self.v.update({k.replace('__', '.'): x for k, x in values.items()})
         self.loop = ControlLoop(Log())
-        self.loop.observer_ready = True
+        self.loop.set_observer_ready(True)
         self.t, self.pending, self.force = 0.0, None, None
         self._use_values(self.v, first=True)
         plant = self.model.with_armature(ARMATURE[arm]) if arm in ARMATURE else self.model

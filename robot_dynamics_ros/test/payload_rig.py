@@ -90,7 +90,7 @@ class Rig:
         v.update(values)
         self.log = Log()
         self.loop = ControlLoop(self.log)
-        self.loop.observer_ready = True
+        self.loop.set_observer_ready(True)
         ctrl = configuration.controller(self.model, v)
         obs, thresholds, gain = configuration.observer(ctrl, v)
         self.loop.use_model(ctrl, obs, thresholds, gain, v, 0.0)

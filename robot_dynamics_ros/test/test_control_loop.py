@@ -80,7 +80,7 @@ def make(model, observer=True, thresholds=0.0, now=0.0, **values):
     obs = MomentumObserver(ctrl.model, np.full(model.n, 50.0), max_interval=v['state_timeout']) \
         if observer else None
     loop = ControlLoop(Log())
-    loop.observer_ready = True
+    loop.set_observer_ready(True)
     loop.use_model(ctrl, obs, np.full(model.n, thresholds), np.ones(model.n), v, now)
     return loop
 

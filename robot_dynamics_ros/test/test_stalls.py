@@ -60,7 +60,7 @@ def stall(arm, mode, gap, tool=0.0, settle=1.0, **values):
     v = {name: d[1] for name, d in PARAMETERS.items()}
     v.update(mode=mode, **values)
     loop = ControlLoop(Log())
-    loop.observer_ready = True
+    loop.set_observer_ready(True)
     ctrl = configuration.controller(model, v)
     obs, thresholds, gain = configuration.observer(ctrl, v)
     loop.use_model(ctrl, obs, thresholds, gain, v, 0.0)
