@@ -18,7 +18,7 @@ Speed of one task-space command against the same law written with Pinocchio, in 
     bash scripts/dev.sh run python bench/bench_task.py [--quick]
 
 Per arm (ur5: 6 joints; panda: its 7 arm joints commanded of 9): the time of one
-``Controller.command`` (state -> clamped, rate-limited efforts, observer off) in
+``Controller.command`` (state -> efforts clamped to the effort limits, observer off) in
 cartesian_impedance and operational_space, next to computed_torque's, and of the law alone
 (``TaskSpaceLaw.torques``, one compiled call). The reference is the same law with Pinocchio's
 Python bindings and numpy: computeFrameJacobian, crba, nonLinearEffects, the classical

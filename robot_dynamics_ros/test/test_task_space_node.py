@@ -260,6 +260,9 @@ def test_a_step_of_the_target_settles_within_rate_and_effort_limits(tmp_path, ar
         assert dp <= 1e-3 and dr <= 0.01
         assert effort <= 1.0 + 1e-9
         assert steepest <= rate * (1 + 1e-3)       # stamps are whole nanoseconds
+        # the former task modes' own rate limit, deprecated: it is the one rate limit now
+        assert 'task.max_torque_rate is deprecated, use limits.max_torque_rate: [500.0] taken ' \
+            'as limits.max_torque_rate' in rig.ctrl.log()
     finally:
         rig.close()
 

@@ -53,6 +53,9 @@ def problem(v):
     if v['nullspace.projector'] not in PROJECTORS:
         return (f'nullspace.projector must be one of {PROJECTORS}, got '
                 f'"{v["nullspace.projector"]}"')
+    old = np.asarray(v['task.max_torque_rate'], dtype=float)
+    if old.size and not np.all(old > 0):
+        return f'task.max_torque_rate must be > 0, got {old.tolist()}'
     if not v['task.target_timeout'] >= 0:
         return f'task.target_timeout must be >= 0 (0: never), got {v["task.target_timeout"]}'
     for name in [k for k in v if k.startswith('constraints.')]:
@@ -93,10 +96,31 @@ def task(v):
     """Return the task-space settings the values describe (see ``Controller.set_task``)."""
     return dict(frame=v['task.frame'], stiffness=v['task.stiffness'],
                 damping_ratio=v['task.damping_ratio'], min_damping=v['task.min_damping'],
-                max_error=v['task.max_error'], max_torque_rate=v['task.max_torque_rate'],
+                max_error=v['task.max_error'],
                 nullspace_stiffness=v['nullspace.stiffness'],
                 nullspace_damping_ratio=v['nullspace.damping_ratio'],
                 posture=v['nullspace.posture'], projector=v['nullspace.projector'])
+
+
+def torque_rate(v):
+    """
+    Return the torque rate the values give: limits.max_torque_rate, else the deprecated name's.
+
+    ``task.max_torque_rate`` (formerly the task modes' own rate limit) is taken as
+    ``limits.max_torque_rate`` when that is empty: one rate limit, in every mode.
+    """
+    return v['limits.max_torque_rate'] or v['task.max_torque_rate']
+
+
+def deprecations(v):
+    """Return what the values use that is deprecated, a log line each (empty: nothing)."""
+    if not v['task.max_torque_rate']:
+        return []
+    taken = ('taken as limits.max_torque_rate (one torque rate limit, in every mode)'
+             if not v['limits.max_torque_rate'] else
+             'ignored: limits.max_torque_rate is set, and is the one torque rate limit')
+    return [f'task.max_torque_rate is deprecated, use limits.max_torque_rate: '
+            f'{list(v["task.max_torque_rate"])} {taken}']
 
 
 def limit_settings(v):
@@ -105,7 +129,7 @@ def limit_settings(v):
                 position_gain=v['limits.position_gain'],
                 velocity_scale=v['limits.velocity_scale'],
                 response_time=v['limits.response_time'],
-                max_torque_rate=v['limits.max_torque_rate'], frame=v['limits.frame'],
+                max_torque_rate=torque_rate(v), frame=v['limits.frame'],
                 workspace=v['limits.workspace'],
                 tool_speed=v['limits.tool_speed'])
 

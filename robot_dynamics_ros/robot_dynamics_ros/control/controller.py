@@ -25,12 +25,12 @@ Modes:
   one RNEA call; without a trajectory it holds the position it had when it started holding.
 - ``cartesian_impedance``, ``operational_space``: the task-space laws of ``task_space.py`` on the
   frame ``task['frame']``, towards a target pose (the frame's pose when the mode became active
-  until one is set), with the nullspace holding a posture; their outputs change at most
-  ``max_torque_rate`` N m/s per joint, and a stiffness change ramps over ``STIFFNESS_RAMP``.
+  until one is set), with the nullspace holding a posture; a stiffness change ramps over
+  ``STIFFNESS_RAMP``.
 
 ``hardware_compensates_gravity`` subtracts g(q) from the output. Outputs are clamped to the effort
-limits (URDF, overridable); ``limit`` then passes them through the limits layer (limits.py): joint
-positions and velocities, the workspace box, the tool speed, the torque rate.
+limits (URDF, overridable); ``limit`` then passes them through the limits layer (limits.py): the
+torque rate (every mode's, one limit), joint positions and velocities, workspace box, tool speed.
 """
 from dataclasses import dataclass, field
 import difflib
@@ -49,13 +49,11 @@ from .trajectory import JointTrajectory
 MODES = ('gravity', 'feedforward', 'computed_torque') + TASK_MODES
 JOINT_MODES = MODES[:3]
 STIFFNESS_RAMP = 0.5     # s over which a change of task.stiffness takes effect (no torque jump)
-MAX_RATE_STEP = 0.01     # s: the torque-rate limit allows at most this long a step after a gap
 TWIST_GAP = 0.1          # s: successive target twists further apart give no target acceleration
 STAMP_RANGE = 1.0        # s: a target pose stamped further from the state's time: its arrival
 # what task= takes, with the defaults (the node's parameters task.* and nullspace.*)
 TASK_DEFAULTS = dict(frame='', stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50.0),
                      damping_ratio=(1.0,), min_damping=(0.0,), max_error=(0.05, 0.3),
-                     max_torque_rate=(1000.0,),
                      nullspace_stiffness=(10.0,), nullspace_damping_ratio=(1.0,), posture=(),
                      projector='dynamic')
 TIMEOUT_BEHAVIOURS = ('zero', 'gravity')
@@ -231,7 +229,6 @@ class Controller:
         self.task_target = None       # the TaskTarget (None: the frame's pose when next used)
         self.posture = None           # the nullspace posture in use (commanded joints)
         self.stiffness = None         # [from, to, since]: task stiffness, ramping
-        self.last_command = None      # (efforts, time) of the last command, for the rate limit
         self.compensated = None       # the friction compensation of the last output, or None
         self.set_task(task)
         self.set_limits(limits)
@@ -288,9 +285,6 @@ class Controller:
         if len(t['max_error']) != 2 or np.any(max_error <= 0):
             raise ValueError(f'task.max_error needs 2 values > 0 (m, rad), got '
                              f'{list(t["max_error"])}')
-        rate = _values(t['max_torque_rate'], k, 'task.max_torque_rate', inf=True)
-        if np.any(rate <= 0):
-            raise ValueError(f'task.max_torque_rate must be > 0, got {rate.tolist()}')
         kn = _values(t['nullspace_stiffness'], k, 'nullspace.stiffness')
         zn = _values(t['nullspace_damping_ratio'], k, 'nullspace.damping_ratio')
         posture = None if len(t['posture']) == 0 else \
@@ -300,7 +294,7 @@ class Controller:
                              f'"{t["projector"]}"')
         self.task = dict(frame=frame, stiffness=stiffness, damping_ratio=damping_ratio,
                          min_damping=min_damping,
-                         max_error=max_error, max_torque_rate=rate, nullspace_stiffness=kn,
+                         max_error=max_error, nullspace_stiffness=kn,
                          nullspace_damping_ratio=zn, posture=posture, projector=t['projector'])
         self.law = None
 
@@ -361,15 +355,15 @@ class Controller:
             self.force = other.force
         if other.mode not in TASK_MODES or self.mode not in TASK_MODES or \
                 other.task['frame'] != self.task['frame'] or other.joints != self.joints:
-            self.last_command = other.last_command if other.joints == self.joints else None
             return
         self.task_target = other.task_target
         # the posture taken at activation, unless this controller is given one
         self.posture = other.posture if self.task['posture'] is None else None
-        self.last_command = other.last_command
         if other.stiffness is not None:
-            now = other.stiffness[2] + STIFFNESS_RAMP if other.last_command is None else \
-                other.last_command[1]
+            # from where the ramp is at the last command's state time (the limits layer's)
+            last = other.limit_layer.last
+            now = other.stiffness[2] + STIFFNESS_RAMP if last is None or last[1] is None else \
+                last[1]
             self.stiffness = [other._stiffness_at(now), self.task['stiffness'], now]
 
     def task_pose(self):
@@ -1074,21 +1068,15 @@ class Controller:
         """
         Return (efforts of the commanded joints, clamped to the limits; mask of clamped joints).
 
-        ``now``: the time (s) of the state. In the task modes the efforts change by at most
-        ``max_torque_rate`` times the time since the last command (at most MAX_RATE_STEP).
+        ``now``: the time (s) of the state (the task modes' stiffness ramp). The torque rate is
+        the limits layer's (``limit``), in every mode.
         """
         full = self.full_torque(q, qd, t, des, 0.0 if now is None else now)
         k = len(self.cmd)
         tau, clamped = np.empty(k), np.empty(k, dtype=bool)
-        dt, last, rate = -1.0, tau, self.limits
-        if self.mode in TASK_MODES and now is not None and self.last_command is not None:
-            last, then = self.last_command
-            dt, rate = min(max(now - then, 0.0), MAX_RATE_STEP), self.task['max_torque_rate']
         if full.dtype != np.float64 or not full.flags.c_contiguous:
             full = np.ascontiguousarray(full, dtype=np.float64)
-        task_space.limit_command(full, self.cmd, self.limits, rate, dt, last, tau, clamped)
-        if now is not None:
-            self.last_command = (tau, now)
+        task_space.limit_command(full, self.cmd, self.limits, tau, clamped)
         return tau, clamped
 
     def timeout_command(self, behaviour, q):

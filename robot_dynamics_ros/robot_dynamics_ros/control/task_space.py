@@ -306,14 +306,14 @@ def task_command(data, q, qd, F, P, X, W, tau):
     TaskLaw(model, ws, wc, q, qd, F, P, X, W, tau)
 
 
-@entry_point(types.boolean(_F1, types.Array(types.int64, 1, 'C'), _F1, _F1, types.float64, _F1,
-                           _F1, types.Array(types.boolean, 1, 'C')))
-def limit_command(tau, cmd, limits, rate, dt, last, out, clamped):
+@entry_point(types.boolean(_F1, types.Array(types.int64, 1, 'C'), _F1, _F1,
+                           types.Array(types.boolean, 1, 'C')))
+def limit_command(tau, cmd, limits, out, clamped):
     """
-    Write tau[cmd] into ``out``, clamped to +-limits (``clamped``), then within last +- rate dt.
+    Write tau[cmd] into ``out``, clamped to +-limits (``clamped``): the effort limits.
 
-    ``dt`` < 0: no rate limit. Returns whether any joint was clamped. What Controller.command
-    does with numpy in ~4 us, in one compiled call.
+    Returns whether any joint was clamped. What Controller.command does with numpy in ~4 us, in
+    one compiled call.
     """
     any_clamped = False
     for j in range(cmd.shape[0]):
@@ -323,9 +323,6 @@ def limit_command(tau, cmd, limits, rate, dt, last, out, clamped):
         if clamped[j]:
             any_clamped = True
             x = lim if x > lim else -lim
-        if dt >= 0.0:
-            step = rate[j] * dt
-            x = min(max(x, last[j] - step), last[j] + step)
         out[j] = x
     return any_clamped
 

@@ -138,9 +138,9 @@ PARAMETERS = {
     'task.max_error': ('float[]', list(TASK_DEFAULTS['max_error']),
                        'the pose error is clipped to this (m, rad): a far target asks at most K '
                        'max_error', False),
-    'task.max_torque_rate': ('float[]', list(TASK_DEFAULTS['max_torque_rate']),
-                             'in the task modes each commanded effort changes by at most this '
-                             '(N m/s; one for all or one per commanded joint)', False),
+    'task.max_torque_rate': ('float[]', [],
+                             'deprecated: use limits.max_torque_rate (taken as it when that is '
+                             'empty, with a warning)', False),
     'task.force_axes': ('float[]', [float(a) for a in FORCE_DEFAULTS['axes']],
                         'six 0/1: the axes (x y z, about x y z; root axes at the task frame) '
                         'whose force is regulated to ~/target_wrench instead of their pose '

@@ -200,6 +200,8 @@ class FeedforwardNode(Node):
     def _build(self, model, v, old=None):
         """Return (controller, observer, thresholds, effort gains) for ``v`` (ValueError)."""
         ctrl = configuration.controller(model, v)
+        for line in configuration.deprecations(v):
+            self.throttle.once(('deprecated', line), line)
         built = configuration.observer(ctrl, v, old)
         if built[0] is not None:        # loaded, or compiling elsewhere from now on
             self.loop.set_observer_ready(self.observer_kernel.need())
