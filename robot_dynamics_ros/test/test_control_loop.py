@@ -25,8 +25,9 @@ import pytest
 
 from conftest import ROBOTS, erd_root
 from robot_dynamics_ros.control import Controller, MomentumObserver
-from robot_dynamics_ros.control.loop import (BANDWIDTH_LIMIT, BUMPLESS, NO_MODEL_GRACE,
-                                             STAMP_TOLERANCE, ControlLoop)
+from robot_dynamics_ros.control.loop import (BANDWIDTH_LIMIT, NO_MODEL_GRACE, STAMP_TOLERANCE,
+                                             ControlLoop)
+from robot_dynamics_ros.control.shaping import BUMPLESS
 from robot_dynamics_ros.dynamics import RobotModel, example_urdf, gravity_torques, rnea
 
 pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
@@ -335,7 +336,7 @@ def test_a_new_model_fades_in_over_bumpless(arm):
     half = feed(loop, 1.001 + BUMPLESS / 2, q).command.copy()
     assert np.allclose(half, (old + target) / 2, atol=1e-9)
     assert np.allclose(feed(loop, 1.001 + BUMPLESS + 1e-9, q).command, target)
-    assert loop.bump is None
+    assert loop.shaper.fade is None
 
 
 # ---- joint trajectories ---------------------------------------------------------------------

@@ -26,7 +26,7 @@ import pytest
 
 from test_control_loop import JOINTS, Log, make, feed, clock_at
 from robot_dynamics_ros.control import Controller
-from robot_dynamics_ros.control.loop import BUMPLESS
+from robot_dynamics_ros.control.shaping import BUMPLESS
 from robot_dynamics_ros.control.trajectory_goal import (
     ABORTED, CANCELED, GOAL_TOLERANCE_VIOLATED, INVALID_GOAL, INVALID_JOINTS,
     OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED, SUCCEEDED, SUCCESSFUL, Refused, Request,

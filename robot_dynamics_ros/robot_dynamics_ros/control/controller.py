@@ -29,8 +29,9 @@ Modes:
   ``STIFFNESS_RAMP``.
 
 ``hardware_compensates_gravity`` subtracts g(q) from the output. Outputs are clamped to the effort
-limits (URDF, overridable); ``limit`` then passes them through the limits layer (limits.py): the
-torque rate (every mode's, one limit), joint positions and velocities, workspace box, tool speed.
+limits (URDF, overridable) by ``command``; feedforward_node's loop shapes them with
+``shaping.CommandShaper``: the effort limits, a fade after a change, then the limits layer
+(limits.py, ``limit_layer``): the torque rate, joint positions and velocities, box, tool speed.
 """
 from dataclasses import dataclass, field
 import difflib
@@ -42,7 +43,7 @@ from ..dynamics import bias_torques, frame_jacobian, frame_placement, gravity_to
 from .feasibility import check as check_trajectory
 from .force import ForceLoop, SensorInput, at_frame, check as check_force
 from .limits import LimitLayer
-from . import task_space       # task_space.limit_command: an entry point, rebound once compiled
+from .shaping import clamp
 from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, _values, external_wrench
 from .trajectory import JointTrajectory
 
@@ -328,16 +329,6 @@ class Controller:
             self.limit_layer = self._layer()
             self.limit_layer.take(old)
             self.limit_layer.unknown_load = old.unknown_load    # this controller's, still
-
-    def limit(self, tau, now, external=None, received=None):
-        """
-        Return ``tau`` (commanded joints) through the limits layer at the current state.
-
-        ``now``: the state's time (s); ``external``: estimated external torques (model order).
-        What acted is in ``limit_layer.active``.
-        """
-        return self.limit_layer.apply(tau, self.q, self.qd, now, external, self.compensated,
-                                      received)
 
     def take_task(self, other):
         """
@@ -1071,27 +1062,21 @@ class Controller:
         ``now``: the time (s) of the state (the task modes' stiffness ramp). The torque rate is
         the limits layer's (``limit``), in every mode.
         """
-        full = self.full_torque(q, qd, t, des, 0.0 if now is None else now)
-        k = len(self.cmd)
-        tau, clamped = np.empty(k), np.empty(k, dtype=bool)
-        if full.dtype != np.float64 or not full.flags.c_contiguous:
-            full = np.ascontiguousarray(full, dtype=np.float64)
-        task_space.limit_command(full, self.cmd, self.limits, tau, clamped)
-        return tau, clamped
+        return clamp(self.full_torque(q, qd, t, des, 0.0 if now is None else now), self.cmd,
+                     self.limits)
 
     def timeout_command(self, behaviour, q):
         """
-        Return what to command when joint states are stale.
+        Return what to command when joint states are stale (the commanded joints').
 
         ``zero``, or ``gravity`` g(q) at the last known q (zero too when the hardware compensates
-        gravity itself), clamped.
+        gravity itself); the shaper clamps it (``CommandShaper.timeout``).
         """
         if behaviour not in TIMEOUT_BEHAVIOURS:
             raise ValueError(f'on_timeout must be one of {TIMEOUT_BEHAVIOURS}, got "{behaviour}"')
         if behaviour == 'zero' or q is None:
             return np.zeros(len(self.joints))
-        g = self._drive(gravity_torques(self.model, q), q)[self.cmd]
-        return np.clip(g, -self.limits, self.limits)
+        return self._drive(gravity_torques(self.model, q), q)[self.cmd]
 
     def inverse_dynamics(self, names, position, velocity=(), acceleration=(), wrenches=None):
         """

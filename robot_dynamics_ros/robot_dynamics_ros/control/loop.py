@@ -40,13 +40,13 @@ from ..dynamics import frame_jacobian, gravity_torques
 from .controller import JOINT_MODES
 from .force import AXIS_NAMES, FRICTION_SHARE, REARM_PAUSE, friction_band
 from .observer import over_threshold
+from .shaping import CommandShaper
 from .task_space import TASK_MODES
 from .trajectory_goal import (ABORTED, CANCELED, CODE_NAMES as CODES, INVALID_GOAL,
                               OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED, SUCCEEDED,
                               SUCCESSFUL, Goal, Refused, tables as goal_tables,
                               tolerances as goal_tolerances)
 
-BUMPLESS = 0.2          # s over which the efforts move to a new model's (a description change)
 # A trajectory is sampled at the stamp of the joint state each command answers (what the arm did
 # then), not at this node's clock when the command is computed: with simulated time the clock
 # comes on /clock through another callback and can lag the states by tens of ms, then jump
@@ -122,7 +122,7 @@ class ControlLoop:
         self.observer_ready = False       # the observer's kernel is loaded (see the node)
         self.watched = False              # any collision threshold > 0
         self.collided = self.armed = False
-        self.bump = None                  # [offset, start] while a model change fades in
+        self.shaper = CommandShaper()     # every command's shaping; the fade after a change
         self.stamp = 0.0                  # the latest commanded-joint state's stamp (0: none)
         self.reported_stale = None        # the stale (or missing) commanded joints reported
         self.stall_said = False           # the error of this stall (over STALLED) was logged
@@ -159,7 +159,7 @@ class ControlLoop:
         old, n = self.ctrl, ctrl.base_model.n
         if old is not None:
             if ctrl.joints == old.joints and self.commands:
-                self.bump = [self.command.copy(), None]
+                self.shaper.fade_from(self.command)
             ctrl.take_state(old)
             ctrl.take_task(old)
             dropped = ctrl.take_motion(old)
@@ -234,7 +234,7 @@ class ControlLoop:
 
     def fade_from(self, command):
         """Start the next command at ``command`` (commanded-joint order) and fade over BUMPLESS."""
-        self.bump = [np.array(command, dtype=float), None]
+        self.shaper.fade_from(command)
 
     def _set_observer(self, observer, thresholds, effort_gain):
         self.observer, self.thresholds, self.effort_gain = observer, thresholds, effort_gain
@@ -411,19 +411,17 @@ class ControlLoop:
             self._target_timeout(now)
             ctrl.external_torques = (self.estimate if self.observer is not None
                                      and self.estimates else None)
-        tau, clamped = ctrl.command(ctrl.q, ctrl.qd, t, des, at)
+        full = ctrl.full_torque(ctrl.q, ctrl.qd, t, des, at)
         if ctrl.force_event is not None:
             self.log.warning('force', f'force control: {ctrl.force_event}')
             ctrl.force_event = None
-        if self.bump is not None:
-            tau = self._bumpless(tau, now)
-        if clamped.any():
-            names = [j for j, c in zip(ctrl.joints, clamped) if c]
-            self.log.warning('clamp', f'effort clamped to the limits on {names}')
         if not self.box_checked:
             self._check_box()
         external = self.estimate if self.observer is not None and self.estimates else None
-        tau = ctrl.limit(tau, at, external, now)
+        tau, clamped = self.shaper.shape(ctrl, full, at, now, external)
+        if clamped.any():
+            names = [j for j, c in zip(ctrl.joints, clamped) if c]
+            self.log.warning('clamp', f'effort clamped to the limits on {names}')
         self._limits_acted(ctrl.limit_layer, now, reply)
         self._note_rest(tau, now)
         self._sent(tau, reply)
@@ -497,7 +495,7 @@ class ControlLoop:
         ctrl, rest = self.ctrl, self.rest
         if self.values['on_timeout'] == 'gravity' and rest is not None and \
                 rest[1] - rest[0] >= REST_TIME:
-            return np.clip(self.held, -ctrl.limits, ctrl.limits)
+            return self.held.copy()
         return ctrl.timeout_command(self.values['on_timeout'],
                                     ctrl.q if ctrl.received.any() else None)
 
@@ -529,22 +527,6 @@ class ControlLoop:
                                       f'this node\'s clock (use_sim_time?): timing the '
                                       f'trajectory by the clock')
         return clock
-
-    def _bumpless(self, tau, now):
-        """
-        After a model change: the last effort of the old model, fading into the new one's.
-
-        The first command after the change repeats the old model's last one; the difference
-        between the two decays linearly to zero over BUMPLESS seconds (bumpless transfer).
-        """
-        if self.bump[1] is None:
-            self.bump = [self.bump[0] - tau, now]       # the step the change would make
-        s = (now - self.bump[1]) / BUMPLESS
-        if s >= 1.0:
-            self.bump = None
-            return tau
-        limits = self.ctrl.limits
-        return np.clip(tau + self.bump[0] * (1.0 - s), -limits, limits)
 
     # ---- joint trajectories ------------------------------------------------------------------
     def trajectory(self, tables, points, stamp, clock, target_topic):
@@ -795,8 +777,7 @@ class ControlLoop:
                                                              f'{self.values["on_timeout"]} '
                                                              f'torque', hold=False)
             ctrl.hold_at_next_command()     # when they are back: hold where it is then
-        tau = self._timeout_torques()
-        ctrl.limit_layer.sent(tau, None, now)     # the next command ramps from it
+        tau = self.shaper.timeout(ctrl, self._timeout_torques(), now)
         self._sent(tau, reply)
         return True
 
