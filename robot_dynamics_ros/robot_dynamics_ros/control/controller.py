@@ -1059,8 +1059,8 @@ class Controller:
         """
         Return (efforts of the commanded joints, clamped to the limits; mask of clamped joints).
 
-        ``now``: the time (s) of the state (the task modes' stiffness ramp). The torque rate is
-        the limits layer's (``limit``), in every mode.
+        ``now``: the time (s) of the state (the task modes' stiffness ramp). The torque rate and
+        the other limits are shaped after this, by ``shaping.CommandShaper``.
         """
         return clamp(self.full_torque(q, qd, t, des, 0.0 if now is None else now), self.cmd,
                      self.limits)

@@ -159,7 +159,7 @@ class ControlLoop:
         old, n = self.ctrl, ctrl.base_model.n
         if old is not None:
             if ctrl.joints == old.joints and self.commands:
-                self.shaper.fade_from(self.command)
+                self.fade_from(self.command)
             ctrl.take_state(old)
             ctrl.take_task(old)
             dropped = ctrl.take_motion(old)
@@ -406,18 +406,18 @@ class ControlLoop:
         des = ctrl.desired(t, ctrl.q) if ctrl.mode not in TASK_MODES else None
         if self.goal is not None and self._goal_ends(t, des):
             des = ctrl.desired(t, ctrl.q)           # the hold, from this command on
-        at = self.stamp if stamped else now        # the state's time: the task modes' rate limit
+        # the state's time: the torque rate limit's clock and the task modes' stiffness ramp
+        at = self.stamp if stamped else now
+        external = self.estimate if self.observer is not None and self.estimates else None
         if ctrl.mode in TASK_MODES:
             self._target_timeout(now)
-            ctrl.external_torques = (self.estimate if self.observer is not None
-                                     and self.estimates else None)
+            ctrl.external_torques = external
         full = ctrl.full_torque(ctrl.q, ctrl.qd, t, des, at)
         if ctrl.force_event is not None:
             self.log.warning('force', f'force control: {ctrl.force_event}')
             ctrl.force_event = None
         if not self.box_checked:
             self._check_box()
-        external = self.estimate if self.observer is not None and self.estimates else None
         tau, clamped = self.shaper.shape(ctrl, full, at, now, external)
         if clamped.any():
             names = [j for j, c in zip(ctrl.joints, clamped) if c]
