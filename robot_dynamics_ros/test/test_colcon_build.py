@@ -37,10 +37,12 @@ if COLCON is None:
                 'pip install colcon-common-extensions)', allow_module_level=True)
 
 
-def build(tmp_path, *extra):
-    ws = tmp_path / 'ws'
+@pytest.fixture(scope='module')
+def workspace(tmp_path_factory):
+    """A workspace with the repository in its src/, as a user clones it there."""
+    ws = tmp_path_factory.mktemp('colcon') / 'ws'
     (ws / 'src').mkdir(parents=True)
-    # the repository as a user clones it into src/ (tracked files only, no venv or build output)
+    # tracked files only, no venv or build output
     git = subprocess.run(['git', 'ls-files'], cwd=REPO, capture_output=True, text=True)
     if git.returncode == 0:
         for f in git.stdout.split():
@@ -52,6 +54,23 @@ def build(tmp_path, *extra):
         for package in ('robot_dynamics_ros', 'robot_dynamics_msgs'):
             shutil.copytree(os.path.join(REPO, package), ws / 'src' / 'robot_dynamics_ros' /
                             package, ignore=skip)
+    return ws
+
+
+def build(ws, *extra):
+    """
+    ``colcon build`` in ``ws``; return its install/.
+
+    Each build installs from nothing (install/ and robot_dynamics_ros's build/ removed first:
+    what one install layout leaves must not pass for the other's). robot_dynamics_msgs's
+    build/ stays but for the Python package ament_cmake_python stages there (a copy in one
+    layout, a link in the other: cmake cannot turn one into the other): its compiled type
+    support is the same with and without --symlink-install (only the install rules differ, and
+    cmake runs them again), and compiling it took each build about 35 of its 39 CPU-s (#50).
+    """
+    for stale in (ws / 'install', ws / 'build' / 'robot_dynamics_ros',
+                  ws / 'build' / 'robot_dynamics_msgs' / 'ament_cmake_python'):
+        shutil.rmtree(stale, ignore_errors=True)
     venv = os.path.dirname(os.path.dirname(sys.executable))
     env = dict(os.environ, AMENT_PREFIX_PATH=venv, CMAKE_PREFIX_PATH=venv,
                PATH=os.path.dirname(sys.executable) + os.pathsep + os.environ['PATH'])
@@ -67,8 +86,8 @@ def build(tmp_path, *extra):
 
 @pytest.mark.offline
 @pytest.mark.parametrize('extra', [[], ['--symlink-install']])
-def test_colcon_builds_both_packages_with_the_installed_layout(tmp_path, extra):
-    install = build(tmp_path, *extra)
+def test_colcon_builds_both_packages_with_the_installed_layout(workspace, extra):
+    install = build(workspace, *extra)
     lib = install / 'robot_dynamics_ros' / 'lib' / 'robot_dynamics_ros'
     for exe in ('feedforward_node', 'simulator_node', 'robot-dynamics', 'closed-loop-demo'):
         assert (lib / exe).is_file() and os.access(lib / exe, os.X_OK), exe
@@ -87,6 +106,8 @@ def test_colcon_builds_both_packages_with_the_installed_layout(tmp_path, extra):
         site = list((install / 'robot_dynamics_ros').glob('lib/python3*/site-packages'))
         assert site and all((site[0] / 'robot_dynamics_ros' / layer / '__init__.py').is_file()
                             for layer in ('dynamics', 'control', 'simulation', 'nodes', 'tools'))
+    else:
+        assert (share / 'launch' / 'feedforward.launch.py').is_symlink()
     # the installed executable runs (--help needs no ROS graph)
     r = subprocess.run([str(lib / 'feedforward_node'), '--help'], capture_output=True,
                        text=True, timeout=HANG_GUARD)
@@ -96,9 +117,9 @@ def test_colcon_builds_both_packages_with_the_installed_layout(tmp_path, extra):
 # not offline: it starts the nodes (a build of its own, where the ros2 CLI is installed)
 @pytest.mark.skipif(shutil.which('ros2', path=os.path.dirname(sys.executable)) is None,
                     reason=NO_ROS2_CLI)
-def test_ros2_launch_runs_the_simulation_from_the_install(tmp_path):
+def test_ros2_launch_runs_the_simulation_from_the_install(workspace, tmp_path):
     """`source install/setup.bash` and `ros2 launch` the simulation from it, then Ctrl-C."""
-    install = build(tmp_path)
+    install = build(workspace)
     log_path = tmp_path / 'launch.log'
     with open(log_path, 'w') as log:
         proc = subprocess.Popen(
