@@ -235,6 +235,10 @@ def _tutorial_lines():
             if line.startswith('robot-dynamics ')]
 
 
+# the robot-dynamics commands it runs import nothing of ROS (info, fk, excite, check: numerics
+# and a plot): run once in CI, not once per distribution (issue 50; excite is 8 CPU-s)
+@pytest.mark.offline
+@pytest.mark.any_distro
 def test_the_tutorial_commands_run_on_the_ur5(tmp_path):
     from conftest import ROBOTS, erd_root
     arm = os.path.join(erd_root(), ROBOTS['ur5'])
