@@ -323,6 +323,13 @@ case "$cmd" in
   test)
     setup; ros_env
     cd "$ROOT"
+    # One BLAS thread per process (unless set): the tests run as several sessions beside each
+    # other (two here, four in CI, on two cores), and OpenBLAS's worker threads spin while they
+    # wait for work. `robot-dynamics excite` on the UR5, idle machine, two cores: 9.3 CPU-s and
+    # 5.0 s with OpenBLAS's default (a thread per core), 1.8 CPU-s and 1.8 s with one;
+    # test_identify_cli + test_identify_known_load 111 -> 85 CPU-s (issue 50). Results agree to
+    # rounding: the order of a BLAS call's sums is the only thing that changes.
+    export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
     start_hogs "${RDR_TEST_HOGS:-0}"
     pytest=("$VENV/bin/python" -m pytest -p no:cacheprovider "$@" robot_dynamics_ros/test)
     if [ "${RDR_TEST_SPLIT:-1}" = 0 ]; then
