@@ -39,7 +39,7 @@ if COLCON is None:
 
 @pytest.fixture(scope='module')
 def workspace(tmp_path_factory):
-    """A workspace with the repository in its src/, as a user clones it there."""
+    """Return a workspace with the repository in its src/, as a user clones it there."""
     ws = tmp_path_factory.mktemp('colcon') / 'ws'
     (ws / 'src').mkdir(parents=True)
     # tracked files only, no venv or build output
