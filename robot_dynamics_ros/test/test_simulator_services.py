@@ -294,6 +294,57 @@ def test_in_lockstep_each_command_acts_from_the_state_it_answers(tmp_path):
         assert share[0] == 1.0 and max(share[1:]) < 0.01, share
         # and the efforts did change from step to step (else any lag would match)
         assert np.abs(np.diff([np.array(m.effort) for m in moving], axis=0)).max() > 1e-3
+        assert 'no answer on' not in sim.log(), sim.log()[-2000:]   # answers were never off
+    finally:
+        node.destroy_node()
+        ctrl.stop()
+        sim.stop()
+
+
+@pytest.mark.parametrize('every', [0, 3])
+def test_in_lockstep_commands_without_answers_are_said(tmp_path, every):
+    """
+    feedforward_node with torques_every 0 (no ~/torques) or 3 (every third command answered).
+
+    Its ~/torques publisher is there, so lockstep waits for answers: with 0 it waits for good
+    (the state sent again every 0.1 s, answered by a command but never on ~/torques), with 3 it
+    steps once per re-send or so. Before, silently; now the simulator says what it waits for
+    and what would end it, and the arm stands still.
+    """
+    import os
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    q0 = [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]
+    tag = f'every{every}'
+    sim = NodeProcess('simulator_node', ['-r', f'__ns:=/{tag}', '-p', f'urdf_file:={urdf}',
+                                         '-p', 'lockstep:=true',
+                                         '-p', f'initial_positions:={ros_list(q0)}'],
+                      tmp_path / f'{tag}_sim.log')
+    ctrl = NodeProcess('feedforward_node', ['-r', f'__ns:=/{tag}', '-p', f'urdf_file:={urdf}',
+                                            '-p', 'mode:=computed_torque',
+                                            '-p', f'torques_every:={every}',
+                                            '-p', 'use_sim_time:=true'],
+                       tmp_path / f'{tag}_ctrl.log')
+    node = rclpy.create_node(f'{tag}_peer', namespace=f'/{tag}')
+    states = []
+    node.create_subscription(JointState, 'joint_states', states.append, 1000)
+
+    def spin_until(predicate, timeout):
+        end = time.monotonic() + timeout
+        while time.monotonic() < end and not predicate():
+            spin_once(node, timeout_sec=0.01)
+        return predicate()
+    try:
+        said = 'lockstep: effort commands come but no answer on'
+        assert spin_until(lambda: said in sim.log(), 60), sim.log()[-1500:] + ctrl.log()[-1500:]
+        assert 'torques_every 1' in sim.log()
+        assert spin_until(lambda: states, 10), 'no joint_states'
+        # at most a step per re-send (0.1 s of wall time): a few tens of ms of simulated time
+        first = seconds(states[-1].header.stamp)
+        spin_until(lambda: False, 1.0)
+        advanced = seconds(states[-1].header.stamp) - first
+        assert advanced < (0.001 if every == 0 else 0.03), advanced
+        assert np.abs(np.array(states[-1].position) - q0).max() < 0.01, states[-1].position
+        assert 'Traceback' not in sim.log() + ctrl.log()
     finally:
         node.destroy_node()
         ctrl.stop()

@@ -116,7 +116,8 @@ PARAMETERS = {
                                                             'no goal velocity tolerance', False),
     'action_monitor_rate': (float, 20.0, 'FollowJointTrajectory feedback rate (Hz)', False),
     'torques_every': (int, 1, 'publish ~/torques with every N-th command (0: never); a monitor '
-                              'only, the commands go out either way', False),
+                              'only, the commands go out either way (but simulator_node in '
+                              'lockstep steps on each answer: 1 there)', False),
     'external_torques_every': (int, 1, 'publish ~/external_torques with every N-th estimate (0: '
                                        'never); the observer and collision detection run on '
                                        'every state either way', False),

@@ -54,7 +54,8 @@ PARAMETERS = {
                          'efforts by joint name, stamped with the joint state they answer, as '
                          'feedforward_node\'s ~/torques): one step per answer to the latest '
                          'state, so each command acts from the state it was computed from; '
-                         'without a publisher on it, or empty: one step per effort command',
+                         'without a publisher on it, or empty: one step per effort command '
+                         '(commands that get no answer leave it waiting, and it says so)',
                          True),
     'hold_until_command': (bool, True, 'hold the initial pose (brakes engaged) until the first '
                                        'effort command; false: integrate from the start', True),
