@@ -21,8 +21,9 @@ controller holds it by computed torque and is asked.
 On ur5 (real time, 500 Hz) and panda (lockstep): a 1.5 kg payload 3-8 cm off the flange found
 within 3 % in mass and 5 mm in position, the whole call under 60 s of the arm's time, and after
 ``apply`` the hold error at least 5x smaller. The refusals and corrections that run a whole
-sequence run in lockstep (what the service answers, not the loop's timing); stale joint_states
-and a collision reaction in real time.
+sequence run in lockstep (what the service answers, not the loop's timing; ur5 in 2 ms steps,
+its driver's period, as in real time); stale joint_states and a collision reaction in real
+time.
 Refusals: an unknown link, a link no commanded joint moves, a trajectory running, a second call
 while one runs, the arm pushed during the sequence, the observer disabled, computed torque off,
 stale joint_states, a collision reaction active, a payload that would weigh less than nothing. A
@@ -81,8 +82,10 @@ class Rig:
     def __init__(self, tmp_path, arm, tag, *controller_args, q0=None, kp='[400.0]',
                  kd='[40.0]', sim_args=(), lockstep=False, read_torques=False):
         link, ready = ARMS[arm] if arm in ARMS else FRICTION_ARM
-        if lockstep:        # simulated time: one step per answer of the controller
-            sim_args = ('-p', 'lockstep:=true', *sim_args)
+        if lockstep:        # simulated time: one step per answer of the controller, each
+            # of the driver's period (ur5: 2 ms, as UR's at 500 Hz; issue 50: half the steps)
+            sim_args = ('-p', 'lockstep:=true',
+                        '-p', f'timestep:={1.0 / RATES.get(arm, 1000.0)}', *sim_args)
             controller_args = ('-p', 'use_sim_time:=true', *controller_args)
         self.nominal_urdf = os.path.join(erd_root(), ROBOTS[arm])
         self.model = RobotModel.from_urdf_file(self.nominal_urdf)
