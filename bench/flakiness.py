@@ -97,12 +97,17 @@ def main(argv=None):
     parser.add_argument('--hogs', type=int, default=1,
                         help='busy processes beside the tests, one core each (default 1)')
     parser.add_argument('--files', nargs='+', default=None,
-                        help='test files (default: every test file that starts a node)')
+                        help='test files, by name or path (default: every test file that '
+                             'starts a node)')
     parser.add_argument('-k', dest='keyword', default='', help="pytest's -k expression")
     args = parser.parse_args(argv)
     if args.runs < 1 or args.hogs < 0:
         parser.error('--runs >= 1 and --hogs >= 0')
-    files = args.files or dds_test_files()
+    # by name (test_x.py) or by path (robot_dynamics_ros/test/test_x.py, test/test_x.py)
+    files = [os.path.basename(f) for f in args.files or dds_test_files()]
+    missing = [f for f in files if not os.path.isfile(os.path.join(TEST_DIR, f))]
+    if missing:
+        parser.error(f'no such test file in {os.path.normpath(TEST_DIR)}: {" ".join(missing)}')
     print(f'{len(files)} test files, {args.runs} runs beside {args.hogs} busy core(s) of '
           f'{os.cpu_count()}: {" ".join(files)}', flush=True)
     failures, seen = collections.Counter(), set()
