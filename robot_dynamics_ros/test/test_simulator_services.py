@@ -111,6 +111,35 @@ def test_pause_and_step_advance_exactly_n_steps(tmp_path):
         b.stop()
 
 
+@pytest.mark.parametrize('lockstep', [False, True])
+def test_started_paused_it_stands_until_resumed(tmp_path, lockstep):
+    """
+    paused:=true: the state goes out, the arm and the simulated time stand until ~/pause false.
+
+    (In real time the states are stamped with the ROS time they go out at; in lockstep with the
+    simulated time, 0.)
+    """
+    b = Bench(tmp_path, f'born_paused_{lockstep}', '-p', 'paused:=true',
+              '-p', 'hold_until_command:=false', '-p', f'lockstep:={str(lockstep).lower()}',
+              '-p', 'initial_positions:=[0.5, -0.3]')      # not an equilibrium: it falls
+    try:
+        assert b.spin_until(lambda: len(b.states) > 5, 20), b.proc.log()
+        assert 'paused until ~/pause false' in b.proc.log()
+        if lockstep:
+            b.pub.publish(Float64MultiArray(data=[0.0, 0.0]))   # a command steps nothing
+        b.spin_until(lambda: False, 0.3)
+        assert all((seconds(m.header.stamp) == 0.0 or not lockstep) and
+                   np.array_equal(m.position, [0.5, -0.3]) for m in b.states), \
+            [(seconds(m.header.stamp), list(m.position)) for m in b.states]
+        answer = b.call(SetBool, 'pause', SetBool.Request(data=False))
+        assert answer.success and answer.message.startswith('running at t = 0.0000'), answer
+        if lockstep:
+            b.pub.publish(Float64MultiArray(data=[0.0, 0.0]))
+        assert b.spin_until(lambda: not np.array_equal(b.states[-1].position, [0.5, -0.3]), 10)
+    finally:
+        b.stop()
+
+
 def test_lockstep_advances_one_step_per_command_the_same_way_every_run(tmp_path):
     model = RobotModel.from_urdf_file(example_urdf())
     runs = []

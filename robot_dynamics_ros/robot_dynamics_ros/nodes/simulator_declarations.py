@@ -59,6 +59,11 @@ PARAMETERS = {
                          True),
     'hold_until_command': (bool, True, 'hold the initial pose (brakes engaged) until the first '
                                        'effort command; false: integrate from the start', True),
+    'paused': (bool, False, 'start paused, the simulated time standing (as Gazebo started '
+                            'paused) until ~/pause false, or ~/step: the state still goes out '
+                            '(every 0.1 s in lockstep), so peers can start and a test or a '
+                            'demo send its first motion for a simulated time of its choosing',
+               True),
     'damping': ('float[]', [], 'viscous damping per joint (empty: the URDF <dynamics damping>)',
                 True),
     'friction': ('float[]', [], 'Coulomb friction per joint (empty: the URDF <dynamics friction>)',

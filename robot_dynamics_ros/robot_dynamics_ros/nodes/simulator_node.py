@@ -95,7 +95,7 @@ class SimulatorNode(Node):
         self.lock = threading.Lock()
         self.arm = None                 # the SimulatedArm (None: no model yet)
         self.halted = None              # why the simulation halted (None: running)
-        self.paused = False
+        self.paused = v['paused']
         self.granted = 0                # lockstep steps a paused simulation may still take
         self.reanchor = True
         self.schedule = None            # (ROS time ns, simulated s) of the pacing's anchor
@@ -290,7 +290,8 @@ class SimulatorNode(Node):
                 f'{v["real_time_factor"] or "max"}; ') +
             f'command order {list(joints)} ({why}); '
             f'initial pose {np.round(sim.q, 4).tolist()} ({pose})' + (
-                f'; armature {model.armature.tolist()} (kg m^2 or kg)' if v['armature'] else ''))
+                f'; armature {model.armature.tolist()} (kg m^2 or kg)' if v['armature'] else '')
+            + ('; paused until ~/pause false' if self.paused else ''))
         self.get_logger().info(self._world_summary(self.world) + (
             f'; {sim.geometry.size} contact points on {len(sim.geometry.links)} links'
             if self.world.shapes else ''))
