@@ -60,6 +60,9 @@ DURATION = 10.0         # s: one period of the excitation at 0.1 Hz
 START = 1.0
 RECORD_LEAD = 1.0       # s (simulated): a recording made again starts this long after that state
 CONTROLLER = 'inverse_dynamics_controller'
+# s: the loop's period as the arm's driver runs it: Universal Robots' 2 ms (their ros2_control
+# driver's 500 Hz; half the steps of 1 ms, issue 50), the others 1 ms
+STEPS = {'ur5': 0.002}
 
 
 pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
@@ -81,10 +84,12 @@ class Rig:
     """The true arm in simulation, a controller on a description, and the test's recorder."""
 
     def __init__(self, tmp_path, tag, ns, true_urdf, armature, q0, controller_urdf,
-                 params_file=None):
+                 params_file=None, step=0.001):
         self.ns = ns
+        self.step = step        # s: the loop's period, one lockstep step per answer
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={true_urdf}', '-p', 'lockstep:=true',
+            '-p', f'timestep:={step}',
             '-p', f'armature:={ros_list(armature)}', '-p', f'initial_positions:={ros_list(q0)}',
             '-p', 'paused:=true'], tmp_path / f'{tag}_sim.log')
         self.paused = True
@@ -191,7 +196,7 @@ class Rig:
                 stamps = np.sort(stamps[(stamps >= start) & (stamps <= end)])
                 gaps[name] = float(np.diff(stamps).max()) if len(stamps) > 1 else np.inf
             gap = max(gaps.values())
-            if gap < 0.01:                      # 1 ms steps in lockstep
+            if gap < 0.01:                      # 1 or 2 ms steps in lockstep
                 return start
             print(f'recording {attempt}: this node missed '
                   + ', '.join(f'{g:.3f} s of {name}' for name, g in gaps.items()) + '; again')
@@ -236,7 +241,7 @@ class Rig:
                for s in self.messages('joint_states')
                if start <= seconds(s.header.stamp) <= end and
                seconds(s.header.stamp) in desired]
-        assert len(err) > 500 * duration, (
+        assert len(err) > 0.5 * duration / self.step, (
             f'{len(err)} joint states in [{start}, {end}] with a desired state; '
             f'{len(desired)} desired states')
         return np.sqrt(np.mean(np.square(err), axis=0))
@@ -253,7 +258,8 @@ def test_identify_from_a_recorded_bag_then_track_better(tmp_path, arm):
     t, q, qd, qdd = trajectory.waypoints(DURATION, WAYPOINT_RATE)
     ns = f'ident_{arm}'
 
-    rig = Rig(tmp_path, 'record', ns, true_urdf, true.armature, q[0], nominal_urdf)
+    step = STEPS.get(arm, 0.001)
+    rig = Rig(tmp_path, 'record', ns, true_urdf, true.armature, q[0], nominal_urdf, step=step)
     try:
         start = rig.record(trajectory_msg(nominal.joint_names, t, q, qd, qdd))
     finally:
@@ -277,7 +283,8 @@ def test_identify_from_a_recorded_bag_then_track_better(tmp_path, arm):
     qm, qdm, qddm = quintic(q[0], goal, 2.0, tt)
     errors = {}
     for tag, urdf, pfile in (('nominal', nominal_urdf, None), ('corrected', corrected, params)):
-        rig = Rig(tmp_path, tag, f'{ns}_{tag}', true_urdf, true.armature, q[0], urdf, pfile)
+        rig = Rig(tmp_path, tag, f'{ns}_{tag}', true_urdf, true.armature, q[0], urdf, pfile,
+                  step=step)
         try:
             start = rig.run(trajectory_msg(nominal.joint_names, tt, qm, qdm, qddm))
         finally:
@@ -312,14 +319,17 @@ def test_the_offline_payload_agrees_with_the_service(tmp_path):
     trajectory = excitation(nominal, base_parameters(nominal), base_frequency=1 / DURATION)
     t, q, qd, qdd = trajectory.waypoints(DURATION, WAYPOINT_RATE)
     ns = 'payload_agree'
-    rig = Rig(tmp_path, 'agree', ns, true_urdf, np.zeros(nominal.n), q[0], nominal_urdf)
+    rig = Rig(tmp_path, 'agree', ns, true_urdf, np.zeros(nominal.n), q[0], nominal_urdf,
+              step=STEPS['ur5'])
     estimate = rig.node.create_client(EstimatePayload, f'{CONTROLLER}/estimate_payload')
     try:
         start = rig.record(trajectory_msg(nominal.joint_names, t, q, qd, qdd), after=1.0)
         bag = str(tmp_path / 'bag')
         assert estimate.wait_for_service(timeout_sec=10)
         future = estimate.call_async(EstimatePayload.Request(link='tool0'))
-        assert rig.spin_until(future.done, 60)
+        # 15.5 s idle; in lockstep the loop runs as fast as the machine lets it, over 60 s
+        # in a fresh-clone CI beside a busy core (four test sessions on two cores): a hang guard
+        assert rig.spin_until(future.done, 240), rig.ctrl.log()[-2000:]
         online = future.result()
         assert online.success, online.message
     finally:
