@@ -47,6 +47,14 @@ from ros_harness import NodeProcess, ros_list, seconds, spin_once  # noqa: E402
 pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
 
 
+def spin_until(node, predicate, timeout=10.0):
+    """Spin ``node`` until ``predicate()`` or ``timeout`` s; return ``predicate()``."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and not predicate():
+        spin_once(node, timeout_sec=0.01)
+    return predicate()
+
+
 class Bench:
     """A simulator_node in namespace ns and the test's node beside it."""
 
@@ -68,10 +76,7 @@ class Bench:
                              s.name.startswith('dynamics_simulator')]
 
     def spin_until(self, predicate, timeout=10.0):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and not predicate():
-            spin_once(self.node, timeout_sec=0.01)
-        return predicate()
+        return spin_until(self.node, predicate, timeout)
 
     def call(self, kind, name, request, timeout=20.0):
         client = self.node.create_client(kind, f'dynamics_simulator/{name}')
@@ -281,16 +286,10 @@ def test_in_lockstep_each_command_acts_from_the_state_it_answers(tmp_path):
     traj = node.create_publisher(JointTrajectory, 'inverse_dynamics_controller/joint_trajectory',
                                  10)
 
-    def spin_until(predicate, timeout):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and not predicate():
-            spin_once(node, timeout_sec=0.01)
-        return predicate()
-
     def ns(m):
         return m.header.stamp.sec * 10**9 + m.header.stamp.nanosec
     try:
-        assert spin_until(lambda: len(states) > 20 and len(answers) > 20, 60), \
+        assert spin_until(node, lambda: len(states) > 20 and len(answers) > 20, 60), \
             sim.log()[-1500:] + ctrl.log()[-1500:]
         assert 'one step per answer to the latest state' in sim.log()
         msg = JointTrajectory(joint_names=['shoulder_pan_joint', 'shoulder_lift_joint',
@@ -299,11 +298,12 @@ def test_in_lockstep_each_command_acts_from_the_state_it_answers(tmp_path):
         msg.points = [JointTrajectoryPoint(positions=[0.5, -1.0, 1.3, -1.2, -1.2, 0.5],
                                            velocities=[0.0] * 6, accelerations=[0.0] * 6)]
         msg.points[0].time_from_start.sec = 2
-        assert spin_until(lambda: traj.get_subscription_count() > 0, 10)
+        assert spin_until(node, lambda: traj.get_subscription_count() > 0, 10)
         traj.publish(msg)
-        assert spin_until(lambda: 'trajectory accepted' in ctrl.log(), 10), ctrl.log()[-1500:]
+        assert spin_until(node, lambda: 'trajectory accepted' in ctrl.log(), 10), \
+            ctrl.log()[-1500:]
         start, wall = ns(states[-1]), time.monotonic()
-        assert spin_until(lambda: ns(states[-1]) > start + 2 * 10**9, 120), sim.log()[-1500:]
+        assert spin_until(node, lambda: ns(states[-1]) > start + 2 * 10**9, 120), sim.log()[-1500:]
         print(f'2 s of simulated time in {time.monotonic() - wall:.2f} s')
         effort = {ns(m): np.array(m.effort) for m in states}
         window = [m for m in answers if start < ns(m) < start + 2 * 10**9]
@@ -356,20 +356,15 @@ def test_in_lockstep_commands_without_answers_are_said(tmp_path, every):
     node = rclpy.create_node(f'{tag}_peer', namespace=f'/{tag}')
     states = []
     node.create_subscription(JointState, 'joint_states', states.append, 1000)
-
-    def spin_until(predicate, timeout):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and not predicate():
-            spin_once(node, timeout_sec=0.01)
-        return predicate()
     try:
         said = 'lockstep: effort commands come but no answer on'
-        assert spin_until(lambda: said in sim.log(), 60), sim.log()[-1500:] + ctrl.log()[-1500:]
+        assert spin_until(node, lambda: said in sim.log(), 60), \
+            sim.log()[-1500:] + ctrl.log()[-1500:]
         assert 'torques_every 1' in sim.log()
-        assert spin_until(lambda: states, 10), 'no joint_states'
+        assert spin_until(node, lambda: states, 10), 'no joint_states'
         # at most a step per re-send (0.1 s of wall time): a few tens of ms of simulated time
         first = seconds(states[-1].header.stamp)
-        spin_until(lambda: False, 1.0)
+        spin_until(node, lambda: False, 1.0)
         advanced = seconds(states[-1].header.stamp) - first
         assert advanced < (0.001 if every == 0 else 0.03), advanced
         assert np.abs(np.array(states[-1].position) - q0).max() < 0.01, states[-1].position

@@ -60,7 +60,7 @@ from .simulator_declarations import INTERFACES, PARAMETERS, SUMMARY
 
 NODE_NAME = SIMULATOR
 # lockstep on answers: states sent again, in a row, each after an effort command without an
-# answer, before that is said (_resend): 10 is a second without a step, or five steps at most
+# answer, before that is said (_resend): 10 re-sends, 0.1 s apart, are a second of them
 UNANSWERED = 10
 
 
