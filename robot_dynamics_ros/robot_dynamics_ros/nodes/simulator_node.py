@@ -49,6 +49,7 @@ from ..dynamics import PRISMATIC
 from ..simulation import INTEGRATORS, Sensors, SimulatedArm, Simulator, initial_pose
 from ..simulation.ft_sensor import FTSensor
 from ..simulation.geometry import arm_geometry
+from ..simulation.lockstep import LockstepAnswers
 from ..simulation.sensors import FIELDS as SENSOR_FIELDS
 from ..simulation.world import World
 from .description import DESCRIPTION_QOS, DescriptionSource, file_description
@@ -59,9 +60,6 @@ from .parameters import coerce_numbers, declare, usage
 from .simulator_declarations import INTERFACES, PARAMETERS, SUMMARY
 
 NODE_NAME = SIMULATOR
-# lockstep on answers: states sent again, in a row, each after an effort command without an
-# answer, before that is said (_resend): 10 re-sends, 0.1 s apart, are a second of them
-UNANSWERED = 10
 
 
 def carried_state(old, model, q0):
@@ -125,11 +123,8 @@ class SimulatorNode(Node):
         self.answers = (v['lockstep_answers'] if v['lockstep'] and v['lockstep_answers']
                         else None)
         self.answers_seen = (0.0, False)    # (when checked, a publisher on the answers topic)
-        # lockstep on answers: an effort command came since the last step or re-send and waits
-        # for its answer; the state went out again since the last step; how many times in a
-        # row it did with such a command waiting (_resend)
-        self.awaiting = self.resent = False
-        self.unanswered = 0
+        # lockstep on answers: whether effort commands come without their answers (_resend)
+        self.waiting = LockstepAnswers()
         if self.answers is not None:
             self.loop_thread.subscribe(JointState, self.answers, self._on_answer, 10)
         self.create_service(Trigger, '~/reset', self._on_reset)
@@ -320,7 +315,7 @@ class SimulatorNode(Node):
                 self.get_logger().info('first effort command: releasing the brakes')
             if self.values['lockstep'] and self._may_step():
                 if self._answered():
-                    self.awaiting = True        # the answer to the latest state steps
+                    self.waiting.commanded()    # the answer to the latest state steps
                 else:
                     self._lockstep()
 
@@ -333,7 +328,7 @@ class SimulatorNode(Node):
         if self.paused:
             self.granted -= 1
         self._advance(1, stale_after=None)
-        self.awaiting = self.resent = False
+        self.waiting.stepped()
         self._publish()
 
     def _answered(self):
@@ -352,25 +347,25 @@ class SimulatorNode(Node):
         Lockstep: send the latest state again, nothing having stepped for 0.1 s (the lock held).
 
         Stepping on answers, with effort commands coming but no answer to the latest state
-        UNANSWERED times in a row, say so (every 10 s while it lasts): a controller that
-        publishes on the answers topic but not with every command (feedforward_node's
-        torques_every 0 or above 1) leaves lockstep waiting for good (0) or stepping once per
-        re-send. Not a late answer (a stalled controller: once, then no command comes), nor a
-        controller that waits for its first joint_states for less than a second (its
-        on_timeout commands). Nothing else changes: stepping on commands then would take back
-        the one-to-one steps (see _on_answer); the arm stands still meanwhile.
+        UNANSWERED times in a row (simulation.lockstep), say so (every 10 s while it lasts): a
+        controller that publishes on the answers topic but not with every command
+        (feedforward_node's torques_every 0 or above 1) leaves lockstep waiting for good (0) or
+        stepping once per re-send. Not a late answer (a stalled controller: once, then no
+        command comes), nor a controller that waits for its first joint_states for less than a
+        second (its on_timeout commands). Nothing else changes: stepping on commands then would
+        take back the one-to-one steps (see _on_answer); the arm stands still meanwhile.
         """
-        if self.awaiting and self._may_step() and self._answered():
-            self.awaiting, self.resent = False, True
-            self.unanswered += 1
-            if self.unanswered >= UNANSWERED:
-                self.throttle.warning(
-                    'unanswered',
-                    f'lockstep: effort commands come but no answer on '
-                    f'{self.resolve_topic_name(self.answers)} to the latest state '
-                    f'({self.unanswered} times in a row): waiting for one. The controller '
-                    f'answers on it with every command? (feedforward_node: only with '
-                    f'torques_every 1); has it joint_states yet?', 10.0)
+        # (the graph asked only with a command waiting: asked at start-up, before a peer's
+        # answers publisher is discovered, "none" would hold for a second)
+        if self.waiting.awaiting and self._may_step() and self._answered() and \
+                self.waiting.resent_state():
+            self.throttle.warning(
+                'unanswered',
+                f'lockstep: effort commands come but no answer on '
+                f'{self.resolve_topic_name(self.answers)} to the latest state '
+                f'({self.waiting.unanswered} times in a row): waiting for one. The controller '
+                f'answers on it with every command? (feedforward_node: only with '
+                f'torques_every 1); has it joint_states yet?', 10.0)
         self._publish()
 
     def _on_answer(self, msg):
@@ -388,8 +383,7 @@ class SimulatorNode(Node):
                 return
             if braked:
                 self.get_logger().info('first answer: releasing the brakes')
-            if not self.resent:
-                self.unanswered = 0         # answered before the state had to go out again
+            self.waiting.answered()
             self._lockstep()
 
     def _on_reset(self, request, response):
@@ -401,8 +395,7 @@ class SimulatorNode(Node):
             # a fresh start: no pushes, no command, the brakes on again (if they were at start)
             arm.reset(self.q0, braked=self.values['hold_until_command'])
             self.halted = None
-            self.awaiting = self.resent = False
-            self.unanswered = 0
+            self.waiting.reset()
             self.granted = 0
             self.reanchor = True            # pace from now, not from the old start
             self._publish()
