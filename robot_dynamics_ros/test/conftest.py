@@ -202,6 +202,17 @@ ROBOTS = {
 }
 
 
+# joint_states rate (Hz) as each arm's driver publishes it, for rigs that run at it: Universal
+# Robots' 500 (their ros2_control driver's update rate; in lockstep half the steps of 1 kHz,
+# issue 50), Franka's 1000; the others 1000
+DRIVER_RATES = {'ur5': 500.0}
+
+
+def driver_rate(name):
+    """Return the joint_states rate (Hz) of arm ``name``'s driver (DRIVER_RATES, else 1000)."""
+    return DRIVER_RATES.get(name, 1000.0)
+
+
 def robot_urdf(name):
     path = os.path.join(erd_root(), ROBOTS[name])
     with open(path, encoding='utf-8') as f:

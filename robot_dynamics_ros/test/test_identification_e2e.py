@@ -45,7 +45,7 @@ from robot_dynamics_ros.control.trajectory import quintic  # noqa: E402
 from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
 from robot_dynamics_ros.tools.identify import WAYPOINT_RATE, corrected_description  # noqa: E402
 
-from conftest import ROBOTS, erd_root  # noqa: E402
+from conftest import ROBOTS, driver_rate, erd_root  # noqa: E402
 from identification_data import excitation, true_arm  # noqa: E402
 from ros_harness import DrainingExecutor, LEAN_PAUSE, NodeProcess, ros_list, seconds  # noqa: E402
 
@@ -60,9 +60,6 @@ DURATION = 10.0         # s: one period of the excitation at 0.1 Hz
 START = 1.0
 RECORD_LEAD = 1.0       # s (simulated): a recording made again starts this long after that state
 CONTROLLER = 'inverse_dynamics_controller'
-# s: the loop's period as the arm's driver runs it: Universal Robots' 2 ms (their ros2_control
-# driver's 500 Hz; half the steps of 1 ms, issue 50), the others 1 ms
-STEPS = {'ur5': 0.002}
 
 
 pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the module
@@ -157,11 +154,9 @@ class Rig:
         start = START if self.paused else self.last_stamp() + RECORD_LEAD
         msg.header.stamp.sec = int(start)
         msg.header.stamp.nanosec = int(round((start - int(start)) * 1e9))
-        accepted = self.ctrl.log().count('trajectory accepted')
         self.traj_pub.publish(msg)
-        if self.paused:
-            assert self.spin_until(
-                lambda: self.ctrl.log().count('trajectory accepted') > accepted, 20), \
+        if self.paused:                 # (the rig's first motion: its controller's first)
+            assert self.spin_until(lambda: 'trajectory accepted' in self.ctrl.log(), 20), \
                 self.ctrl.log()[-2000:]
             assert self.spin_until(self.pause.service_is_ready, 20)
             future = self.pause.call_async(SetBool.Request(data=False))
@@ -258,7 +253,7 @@ def test_identify_from_a_recorded_bag_then_track_better(tmp_path, arm):
     t, q, qd, qdd = trajectory.waypoints(DURATION, WAYPOINT_RATE)
     ns = f'ident_{arm}'
 
-    step = STEPS.get(arm, 0.001)
+    step = 1.0 / driver_rate(arm)       # the loop's period as the arm's driver runs it
     rig = Rig(tmp_path, 'record', ns, true_urdf, true.armature, q[0], nominal_urdf, step=step)
     try:
         start = rig.record(trajectory_msg(nominal.joint_names, t, q, qd, qdd))
@@ -320,7 +315,7 @@ def test_the_offline_payload_agrees_with_the_service(tmp_path):
     t, q, qd, qdd = trajectory.waypoints(DURATION, WAYPOINT_RATE)
     ns = 'payload_agree'
     rig = Rig(tmp_path, 'agree', ns, true_urdf, np.zeros(nominal.n), q[0], nominal_urdf,
-              step=STEPS['ur5'])
+              step=1.0 / driver_rate('ur5'))
     estimate = rig.node.create_client(EstimatePayload, f'{CONTROLLER}/estimate_payload')
     try:
         start = rig.record(trajectory_msg(nominal.joint_names, t, q, qd, qdd), after=1.0)

@@ -50,7 +50,7 @@ from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
 from robot_dynamics_ros.nodes.payload_service import AT_REST  # noqa: E402
 from robot_dynamics_ros.tools.identify import with_payload_link  # noqa: E402
 
-from conftest import ROBOTS, erd_root  # noqa: E402
+from conftest import ROBOTS, driver_rate, erd_root  # noqa: E402
 from ros_harness import (DrainingExecutor, NodeProcess, record, ros_list, seconds,  # noqa: E402
                          spin_lean)
 
@@ -59,9 +59,6 @@ PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.0, -1.4, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785, 0.02, 0.02])}
 FRICTION_ARM = ('link7', [0.0, -0.3, 0.0, 0.6, 0.0, 0.9, 0.0])         # xarm7
-# joint_states rate (Hz) as the arm's driver publishes it: Universal Robots' 500 (their
-# ros2_control driver's update rate), Franka's 1000; the others 1000
-RATES = {'ur5': 500.0}
 # panda's joints' torque per reported effort unit (the fingers' too), and the identified ones'
 # share of them
 CURRENT_GAINS = np.array([10.0, 40.0, 20.0, 12.0, 25.0, 8.0, 15.0, 30.0, 30.0])
@@ -85,7 +82,7 @@ class Rig:
         if lockstep:        # simulated time: one step per answer of the controller, each
             # of the driver's period (ur5: 2 ms, as UR's at 500 Hz; issue 50: half the steps)
             sim_args = ('-p', 'lockstep:=true',
-                        '-p', f'timestep:={1.0 / RATES.get(arm, 1000.0)}', *sim_args)
+                        '-p', f'timestep:={1.0 / driver_rate(arm)}', *sim_args)
             controller_args = ('-p', 'use_sim_time:=true', *controller_args)
         self.nominal_urdf = os.path.join(erd_root(), ROBOTS[arm])
         self.model = RobotModel.from_urdf_file(self.nominal_urdf)
@@ -97,7 +94,7 @@ class Rig:
         ns = f'payload_{tag}'
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={true}',
-            '-p', f'publish_rate:={RATES.get(arm, 1000.0)}',
+            '-p', f'publish_rate:={driver_rate(arm)}',
             '-p', f'initial_positions:={ros_list(self.q0)}', '-p', f'command_timeout:={TIMEOUT}',
             *sim_args],
             tmp_path / f'{tag}_sim.log')
