@@ -245,7 +245,7 @@ teardown.compile_watchdog()' &
 from robot_dynamics_ros.control import observer  # declares the observer kernel of feedforward_node
 from robot_dynamics_ros.control import task_space  # declares the task-space kernel
 from robot_dynamics_ros.control import limits  # declares the limits layer'"'"'s kernel
-d.compile_kernels(["observer_step", "task_command", "limit_command", "joint_bounds"])' &
+d.compile_kernels(["observer_step", "task_command", "limit_command", "limit_terms", "joint_bounds"])' &
   pids+=($!)
   "$VENV/bin/python" -c 'from robot_dynamics_ros import simulation  # contact included
 simulation.warmup()' &
