@@ -13,26 +13,13 @@
 # limitations under the License.
 
 """The messages feedforward_node publishes: built once per controller, refilled each turn."""
-import array
-
-import numpy as np
 from geometry_msgs.msg import PoseStamped, WrenchStamped
 from robot_dynamics_msgs.msg import CollisionEvent
 from sensor_msgs.msg import JointState
 from std_msgs.msg import Float64MultiArray
 
 from ..dynamics.frames import quaternion
-
-
-def field_view(msg, field, n):
-    """
-    Set a float64[] ``field`` of ``msg`` to n zeros; return a numpy view of the message's array.
-
-    Writing the view updates the message: no conversion, allocation or per-element check per
-    publish (the field's setter would copy a new array each time).
-    """
-    setattr(msg, field, array.array('d', bytes(8 * n)))
-    return np.frombuffer(getattr(msg, field), dtype=np.float64)
+from .messages import field_view
 
 
 class Outputs:
