@@ -465,6 +465,11 @@ def run_node(node_class, args=None, help_text=''):
     # `kill -USR1 <pid>` prints every thread's stack (to stderr), whatever the process is doing:
     # what a stuck node was doing, without a debugger
     faulthandler.register(signal.SIGUSR1, all_threads=True)
+    # and a crash (SIGSEGV, SIGBUS, SIGABRT, SIGFPE, SIGILL) prints them before the process
+    # ends as it would have, with the same status: feedforward_node ended once with -11 on
+    # SIGINT in fresh-clone CI (Kilted, robot-dynamics launch; 0 in 210 tries here), and
+    # nothing said where
+    faulthandler.enable(all_threads=True)
     rclpy.init(args=args)
     node = None
     try:
