@@ -30,11 +30,11 @@ SIGINT or SIGTERM here, so it is not used). feedforward_node runs twice, with th
 observer off and on (its default). The three are driven in turn in 5 s blocks (so that they
 share whatever else the machine does). Reports sent, received, dropped and p50/p99/max
 latency at --rate for --seconds (targets, issue 51's: p50 within +0.05 ms and p99 within
-+0.3 ms of the echo, no more dropped than the echo) and at --fast-rate (reported); and each process's CPU time
-(user + system, every thread, from /proc) while its channel was driven, per message sent
-(target: the node's at most the echo's). --mode runs feedforward_node in another mode (gravity
-by default; cartesian_impedance and operational_space: the task modes, holding the pose of the
-first state).
++0.3 ms of the echo, no more dropped than the echo) and at --fast-rate (reported); and each
+process's CPU time (user + system, every thread, from /proc) while its channel was driven, per
+message sent (target: the node's at most the echo's). --mode runs feedforward_node in another
+mode (gravity by default; cartesian_impedance and operational_space: the task modes, holding the
+pose of the first state).
 DDS stays on this machine (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST).
 """
 import argparse
