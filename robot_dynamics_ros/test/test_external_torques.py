@@ -31,10 +31,13 @@ in A with offsets). Measured on this 2-core machine: 0.013 to
 0.036 N m from the filtered J^T F when it is quiet, up to 0.24 N m with the suite's load (0.29 to
 0.32 N m from the raw one) on |J^T F| ~ 4 N m; at rest before the push up to 1.1e-5 N m, 0.5 s
 after it below 2e-3 N m; the CollisionEvent 18 ms after the push. Intervals where the
-controller skipped joint_states are left out by the observer itself (r held), so nothing is
-excluded here. A loop that stalled (a side waited 0.1 s for the other: ~1 run in 5 of this file
-under load) and then failed runs once more (``run``).
+controller skipped joint_states are left out by the observer itself (r held over them, as its
+docstring promises): the filtered J^T F is held over the same intervals (``ObservedFilter``),
+nothing else is excluded (beside three busy cores: 22-157 intervals held, 0.014-0.024 N m from
+that reference; up to 0.575 N m from the raw J^T F). A loop that stalled (a side waited 0.1 s
+for the other: ~1 run in 5 of this file under load) and then failed runs once more (``run``).
 """
+import collections
 import os
 import time
 
@@ -51,9 +54,12 @@ from rclpy.qos import QoSProfile, ReliabilityPolicy  # noqa: E402
 from std_msgs.msg import String  # noqa: E402
 from std_srvs.srv import Trigger  # noqa: E402
 
+from robot_dynamics_ros.control.observer import (DEFAULT_GAP_FACTOR,  # noqa: E402
+                                                 MomentumObserver, WINDOW)
 from robot_dynamics_ros.dynamics import (RobotModel, example_urdf,  # noqa: E402
                                          gravity_torques, rnea)
 from robot_dynamics_ros.nodes.description import DESCRIPTION_QOS  # noqa: E402
+from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS  # noqa: E402
 
 from conftest import ROBOTS, erd_root  # noqa: E402
 from ros_harness import DrainingExecutor, NodeProcess, spin_executor, spin_once  # noqa: E402
@@ -67,6 +73,61 @@ pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the m
 
 def stamp(msg):
     return msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+
+
+class ObservedFilter:
+    """
+    A torque through the observer's first-order filter, held where the observer holds r.
+
+    The observer (control/observer.py) leaves out an interval longer than ``max_interval`` (the
+    node's state_timeout) or than ``gap_factor`` times the median of the last WINDOW intervals
+    (once it has 5): the controller skipped joint_states there, the torques changed unseen, and
+    r is held over it. ~/external_torques carries one message per state the observer took, so
+    the same rule on its stamps holds this reference over the same intervals. Beside a busy
+    core one 4 ms interval among 1 ms ones, 0.2 s into the push, is such a hold: r stays while
+    J^T F moves, as promised (fresh-clone CI: 0.55 N m from the never-held reference).
+    """
+
+    def __init__(self, n, max_interval, gap_factor=DEFAULT_GAP_FACTOR):
+        self.value = np.zeros(n)
+        self.max_interval, self.gap_factor = max_interval, gap_factor
+        self.t = None
+        self.intervals = collections.deque(maxlen=WINDOW)
+        self.held = 0                   # intervals held over
+
+    def update(self, t, target):
+        """Take the sample at ``t`` (s) whose torque is ``target``; return whether it was held."""
+        if self.t is None or t < self.t:    # the first, or a clock that went back: start again
+            self.t, self.intervals = t, collections.deque(maxlen=WINDOW)
+            return False
+        dt, self.t = t - self.t, t
+        if dt == 0.0:
+            return False
+        typical = np.median(self.intervals) if len(self.intervals) >= 5 else np.inf
+        self.intervals.append(dt)
+        if dt > self.max_interval or dt > self.gap_factor * typical:
+            self.held += 1
+            return True
+        a = np.exp(-K * dt)
+        self.value = a * self.value + (1 - a) * target
+        return False
+
+
+def test_the_reference_holds_where_the_observer_holds():
+    """The reference leaves out the intervals MomentumObserver leaves out (its ``skipped``)."""
+    model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+    observer = MomentumObserver(model, K, max_interval=0.1)
+    reference = ObservedFilter(model.n, 0.1)
+    rng = np.random.default_rng(3)
+    t, q, z = 0.0, np.array([0.3, -0.4]), np.zeros(2)
+    for k in range(3000):
+        # 1 ms mostly; now and then 2-5 ms (dropped states) or a stall of 50-150 ms
+        u = rng.random()
+        t += (0.001 if u < 0.9 else rng.uniform(0.002, 0.005) if u < 0.99
+              else rng.uniform(0.05, 0.15))
+        observer.update(q, z, gravity_torques(model, q), t)
+        reference.update(t, z)
+    assert observer.skipped == reference.held > 20, (observer.skipped, reference.held)
 
 
 # panda's ready pose, every joint off its stops (zeros clamped into the limits would put joint4
@@ -212,9 +273,9 @@ def push_shows(loop, source):
     # r promises J^T F through a first-order filter of time constant 1 / K: the arm gives
     # under the push (the hold's stiffness), its wrist swings, J^T F moves and r lags it by
     # d(J^T F)/dt / K. Compared with the filtered J^T F, and the raw one reported. The
-    # observer leaves out the intervals where the controller skipped joint_states (a CPU
-    # stall of this 2-core machine: torques changed in between unseen): no exclusions here
-    filtered, t_last = np.zeros(loop.model.n), None
+    # observer holds r over the intervals where the controller skipped joint_states (a CPU
+    # stall of this 2-core machine: torques changed in between unseen); the reference too
+    filtered = ObservedFilter(loop.model.n, PARAMETERS['state_timeout'][1])   # the default
     for m in loop.external:
         t, r, q = stamp(m), np.array(m.effort), np.array(m.position)
         if not t0 - 2.0 <= t <= t0 + 30.0:
@@ -222,14 +283,11 @@ def push_shows(loop, source):
             # answers on its own clock (wall time here): not part of this simulated timeline
             continue
         truth = loop.expected(q) if t0 < t <= t0 + 1.0 else np.zeros(loop.model.n)
-        if t_last is not None:
-            a = np.exp(-K * (t - t_last))
-            filtered = a * filtered + (1 - a) * truth
-        t_last = t
+        filtered.update(t, truth)
         if t0 - 1.5 <= t < t0:          # (at start-up the brakes were external torques)
             before.append(np.abs(r).max())
         elif t0 + 5 / K <= t <= t0 + 1.0:
-            during.append((np.abs(r - filtered).max(), np.abs(truth).max(),
+            during.append((np.abs(r - filtered.value).max(), np.abs(truth).max(),
                            np.abs(r - truth).max(), t - t0))
         elif t > t0 + 1.5:              # the hold (kp 100) has pulled the arm back
             after.append(np.abs(r).max())
@@ -238,11 +296,13 @@ def push_shows(loop, source):
     error, scale, _, _ = max(during)
     print(f'{source}: |r| before {max(before):.2e}, after {max(after):.2e} N m; during the '
           f'push |J^T F| up to {scale:.2f} N m, |r - J^T F filtered| up to {error:.3f} N m, '
-          f'|r - J^T F| up to {max(d[2] for d in during):.3f} N m')
+          f'|r - J^T F| up to {max(d[2] for d in during):.3f} N m; {filtered.held} intervals '
+          f'held over')
     assert max(before) < 0.5 and max(after) < 0.5, (max(before), max(after))
     # the issue asks 5 % + 0.2 N m; measured 0.013-0.036 N m on 4 N m on a quiet machine, up to
     # 0.24 N m with the test suite's load on the two cores
-    assert all(e <= 0.05 * s + 0.2 for e, s, _, _ in during), max(during)
+    assert all(e <= 0.05 * s + 0.2 for e, s, _, _ in during), \
+        (max(during), f'{filtered.held} intervals held over', loop.ctrl.log()[-3000:])
     assert 'collision: ' not in loop.ctrl.log()     # no thresholds: no detection
 
 

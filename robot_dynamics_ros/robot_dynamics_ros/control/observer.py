@@ -50,6 +50,7 @@ R, P0, W0, WB, P, W, GAIN = range(7)    # rows of vec (n each): r; p and w = C^T
 T0, TB, HAS_LAST, HAS_BEFORE, INTEGRATED, SKIPPED, MAX_INTERVAL, GAP_FACTOR, COUNT = range(9)
 #                                       sc: times of the last two samples, flags, counters, limits
 WINDOW = 15                             # iv: the recent intervals (a ring) and a sorting scratch
+DEFAULT_GAP_FACTOR = 3.0                # an interval this many times the recent median is a gap
 
 _F1, _F2 = (types.Array(types.float64, d, 'C') for d in (1, 2))
 
@@ -132,7 +133,7 @@ def observer_step(data, q, qd, tau, t, vec, sc, iv):
 class MomentumObserver:
     """External joint torques of model (with its payload and armature) from q, qd and tau."""
 
-    def __init__(self, model, gain=50.0, max_interval=np.inf, gap_factor=3.0):
+    def __init__(self, model, gain=50.0, max_interval=np.inf, gap_factor=DEFAULT_GAP_FACTOR):
         self.model = model
         g = np.asarray(gain, dtype=float).ravel()
         if g.size == 1:
