@@ -24,6 +24,8 @@ description without it with feedforward_node's default gains, the observer fed a
 feeds it), the service's sequence on xarm7 with the friction in the model, in the arm, in both,
 or in neither; bench/bench_payload_arms.py runs it on five arms.
 """
+import time
+
 import numpy as np
 import pytest
 
@@ -335,12 +337,39 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
     ``PayloadService.watch`` (the node calls it each turn): the node's gains back, held there.
 
     At that state, not at the sequence's next poll 10 ms on (a wrist went from 2 to 14 rad/s
-    between two).
+    between two). Within STALL_AFTERMATH of a late state it is the stall's doing: held with the
+    service's gains, the step interrupted (to be made again), not stopped.
     """
-    from robot_dynamics_ros.nodes.payload_service import PayloadService, Refused
+    from robot_dynamics_ros.nodes.payload_service import Interrupted, PayloadService, Refused
     rig = xarm7_rig('no', 'no')
     ctrl = rig.ctrl
-    service = PayloadService(SimpleNamespace(ctrl=ctrl, context=SimpleNamespace(ok=lambda: True)))
+    # the node's loop as watch and _check read it: a state 150 ms after the one before came now
+    loop = SimpleNamespace(late_at=time.monotonic(), gaps=[0.002, 0.15, 0.002],
+                           stale_joints=lambda now: [])
+    service = PayloadService(SimpleNamespace(ctrl=ctrl, loop=loop,
+                                             context=SimpleNamespace(ok=lambda: True)))
+    # a state came late just now: the runaway is the stall's
+    service.saved = pe.take_over(ctrl, 1e-3, np.arange(7))
+    kp = ctrl.kp.copy()
+    rig.move(ctrl.q + 0.3)
+    ctrl.qd[:] = 0.0
+    ctrl.qd[5] = 1.01 * pe.ABORT_SPEED
+    service.watch(ctrl)
+    assert service.stopped is None
+    assert service.interrupted.startswith('joint joint6 moved at 2.02 rad/s'), service.interrupted
+    assert '150 ms apart' in service.interrupted, service.interrupted
+    assert np.array_equal(ctrl.kp, kp) and ctrl.trajectory is None
+    assert np.array_equal(ctrl.hold, ctrl.q)
+    with pytest.raises(Interrupted, match='joint6 moved at'):
+        service._check(ctrl)
+    service._check(ctrl, resuming=True)         # braking from it: not another one
+    ctrl.qd[5] = 3.0 * pe.ABORT_SPEED
+    service.watch(ctrl)
+    assert service.stopped is None
+    pe.hand_back(ctrl, service.saved)
+    # none came late for longer than STALL_AFTERMATH: the gains' doing, stopped
+    loop.late_at = time.monotonic() - pe.STALL_AFTERMATH - 0.01
+    service.interrupted = None
     service.saved = pe.take_over(ctrl, 1e-3, np.arange(7))
     assert np.all(ctrl.kp > 100.0)
     rig.move(ctrl.q + 0.3)

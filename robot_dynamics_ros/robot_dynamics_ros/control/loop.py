@@ -130,6 +130,7 @@ class ControlLoop:
         self.steps = collections.deque(maxlen=20)  # ... in their stamps' time (see ``period``)
         self.late = 0                     # commanded states over late_after after the last
         self.late_after = LATE            # s (``count_late_after``)
+        self.late_at = -np.inf            # when (monotonic s) the latest late state came
         self.last_update = None
         self.no_model_since = None        # when joint_states first came without a model
         self.model_time = None
@@ -275,6 +276,7 @@ class ControlLoop:
             self.gaps.append(gap)
             if gap > self.late_after:
                 self.late += 1
+                self.late_at = now
             step = stamp - self.stamp if stamp > 0.0 and self.stamp > 0.0 else 0.0
             self.steps.append(step if step > 0.0 else gap)
         self.last_update = now

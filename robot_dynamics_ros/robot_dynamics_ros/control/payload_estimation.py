@@ -99,6 +99,12 @@ CARRY_REACH = 0.3       # m: a preliminary centre of mass further from the link 
 # rad/s (m/s): a joint faster than this aborts the sequence (its moves peak at MOVE_SPEED): the
 # service's gains with a model far from the arm's can be unstable
 ABORT_SPEED = 2.0
+# s: a joint over ABORT_SPEED this soon after a state came late is the stall's doing, not the
+# gains': a simulator behind real time by over 0.1 s freezes its arm while the trajectory runs
+# on, and the stiff gains then close 0.1-0.2 rad at once (ur5's wrist 3 at 2.02-2.17 rad/s, 4
+# runs in 4, each after a 0.11-0.2 s stall). The arm is held and that step made again, up to
+# STALL_RETRIES times; the first such speed after the stall comes within 0.05 s of it
+STALL_AFTERMATH = 0.5
 
 
 class Refusal(ValueError):
@@ -507,13 +513,21 @@ def retried_after_stalls(attempt, late, again=None):
                 again(e)
 
 
-def check_speed(model, qd, commanded):
-    """Refusal when a commanded joint moves faster than ABORT_SPEED."""
+def runaway(model, qd, commanded):
+    """Return 'joint J moved at X rad/s' of the fastest commanded joint over ABORT_SPEED, or ''."""
     rows = np.asarray(commanded, dtype=np.int64)
     fast = np.abs(np.asarray(qd)[rows])
-    if fast.max(initial=0.0) > ABORT_SPEED:
-        j = int(rows[np.argmax(fast)])
-        raise Refusal(f'joint {model.joint_names[j]} moved at {fast.max():.3g} rad/s, faster than '
-                      f'the sequence ever asks ({ABORT_SPEED:g}): the service\'s gains with this '
-                      f'model were not stable on this arm (if the URDF lacks the joints\' rotor '
-                      f'inertia, set armature); stopped, the node\'s gains back')
+    if not fast.max(initial=0.0) > ABORT_SPEED:
+        return ''
+    j = int(rows[np.argmax(fast)])
+    return f'joint {model.joint_names[j]} moved at {fast.max():.3g} rad/s'
+
+
+def check_speed(model, qd, commanded):
+    """Refusal when a commanded joint moves faster than ABORT_SPEED."""
+    fast = runaway(model, qd, commanded)
+    if fast:
+        raise Refusal(f'{fast}, faster than the sequence ever asks ({ABORT_SPEED:g}): the '
+                      f'service\'s gains with this model were not stable on this arm (if the '
+                      f'URDF lacks the joints\' rotor inertia, set armature); stopped, the '
+                      f'node\'s gains back')

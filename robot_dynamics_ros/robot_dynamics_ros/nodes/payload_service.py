@@ -61,6 +61,10 @@ class Refused(Exception):
     """The estimate cannot go on; the message says why."""
 
 
+class Interrupted(Refused, pe.Refusal):
+    """A joint ran over ABORT_SPEED right after a state came late: held, the step to be redone."""
+
+
 def _speed(ctrl):
     """Return the largest speed of the commanded joints (rad/s, m/s)."""
     return float(np.abs(ctrl.qd[ctrl.cmd]).max())
@@ -90,6 +94,7 @@ class PayloadService:
         self.window = None          # (a, b): only those of states timed within it (node time)
         self.saved = None           # what pe.take_over saved, while the service's gains act
         self.stopped = None         # why ``watch`` stopped the sequence
+        self.interrupted = None     # why ``watch`` held the arm after a stall (step done again)
 
     # ---- the service -------------------------------------------------------------------------
     def __call__(self, req, res):
@@ -98,7 +103,7 @@ class PayloadService:
             return self._refuse(res, 'an estimate is already running')
         try:
             t0 = time.monotonic()
-            self.stopped = None
+            self.stopped = self.interrupted = None
             with node.lock:
                 link, amplitude, Q, q0, d = self._plan(req)
             fit, missed = self._sequence(link, Q, q0, d)
@@ -244,11 +249,13 @@ class PayloadService:
         at, estimates, missed = [], [], 0.0
         try:
             for k, q in enumerate(Q):
-                if k:
-                    self._go(ctrl, q)
-                else:
-                    self._settle(ctrl)      # where it was called: at rest for SETTLE first
-                q_mean, r_mean = self._collect(ctrl)
+                def at_rest(k=k, q=q):
+                    if k:
+                        self._go(ctrl, q)
+                    else:
+                        self._settle(ctrl)  # where it was called: at rest for SETTLE first
+                    return self._collect(ctrl)
+                q_mean, r_mean = self._again_after_stalls(ctrl, at_rest)
                 at.append(q_mean)
                 estimates.append(r_mean)
             try:
@@ -280,6 +287,13 @@ class PayloadService:
                 except pe.Refusal as e:
                     raise Refused(f'{e} (also with the model\'s friction compensated)') from None
         finally:
+            if self.interrupted is not None:    # held where it is: at rest, then back
+                try:
+                    self._settle(ctrl, resuming=True)
+                except Refused:
+                    pass                        # the next _check says why
+                with node.lock:
+                    self.interrupted = None
             if (self.stopped is None and node.ctrl is ctrl and ctrl.reaction is None
                     and node.context.ok()):
                 try:
@@ -317,6 +331,9 @@ class PayloadService:
         tolerance = min(LATE, pe.delay_tolerance(ctrl.kp, rows))
 
         def again(e):
+            if isinstance(e, Interrupted):
+                self._resume(ctrl, e)
+                return
             self.node.get_logger().info(
                 f'estimate_payload: {e}; joint_states came over {tolerance * 1e3:.3g} ms late '
                 f'meanwhile (a stalled process; the sweeps\' gains hold through less): that '
@@ -337,6 +354,28 @@ class PayloadService:
             with self.node.lock:
                 loop.count_late_after(None)
         return at, estimates, A, missed
+
+    def _again_after_stalls(self, ctrl, step):
+        """Return ``step()``, made again where ``watch`` held the arm after a stall."""
+        for k in range(pe.STALL_RETRIES + 1):
+            try:
+                return step()
+            except Interrupted as e:
+                if k == pe.STALL_RETRIES:
+                    raise Refused(f'{e} ({k + 1} times in a row)') from None
+                self._resume(ctrl, e)
+
+    def _resume(self, ctrl, e):
+        """
+        After ``watch`` held the arm (Interrupted ``e``): at rest again, then go on.
+
+        ``interrupted`` stays set until then: the arm comes from over ABORT_SPEED, and ``watch``
+        would take the braking for another runaway.
+        """
+        self.node.get_logger().info(f'estimate_payload: {e}: held, and that step made again')
+        self._settle(ctrl, resuming=True)
+        with self.node.lock:
+            self.interrupted = None
 
     def _passes(self, ctrl, link, q, d, rows):
         """Sweep pose ``q`` by +-d forwards and backwards; return the two passes (``_sweep``)."""
@@ -415,8 +454,12 @@ class PayloadService:
         return (q.mean(axis=0), r.mean(axis=0), pe.pass_rows(ctrl.base_model, link, q, qd),
                 np.abs(qd.mean(axis=0)))
 
-    def _settle(self, ctrl):
-        """Wait until the arm has been at rest for SETTLE s (node time), as after a move."""
+    def _settle(self, ctrl, resuming=False):
+        """
+        Wait until the arm has been at rest for SETTLE s (node time), as after a move.
+
+        ``resuming``: while ``interrupted`` (``_check``).
+        """
         node = self.node
         since = None
 
@@ -429,7 +472,7 @@ class PayloadService:
                 since = now
             return since is not None and now - since >= SETTLE
         self._wait(ctrl, rested, 'the arm did not come to rest where the estimate was called '
-                                 '(held back, or touched?)')
+                                 '(held back, or touched?)', resuming=resuming)
 
     def _timer(self, timeout):
         """
@@ -443,18 +486,18 @@ class PayloadService:
         end, wall = clock() + timeout, time.monotonic() + BACKSTOP * timeout
         return lambda: clock() > end or time.monotonic() > wall
 
-    def _wait(self, ctrl, ready, why, timeout=MOVE_TIME + 5.0):
+    def _wait(self, ctrl, ready, why, timeout=MOVE_TIME + 5.0, resuming=False):
         """
         Poll ``ready()`` every 10 ms under the node's lock until it is true.
 
-        Each poll first checks that the estimate can go on (``_check``); Refused(why) after
-        ``timeout`` s (``_timer``).
+        Each poll first checks that the estimate can go on (``_check``; ``resuming``: while
+        ``interrupted``); Refused(why) after ``timeout`` s (``_timer``).
         """
         node = self.node
         expired = self._timer(timeout)
         while True:
             with node.lock:
-                self._check(ctrl)
+                self._check(ctrl, resuming)
                 if ready():
                     return
             if expired():
@@ -499,11 +542,17 @@ class PayloadService:
                               f'drifts {drift:.3g} N m over {WINDOW} s): joint_states too late '
                               f'or irregular for an estimate, or the arm disturbed')
 
-    def _check(self, ctrl):
-        """Raise Refused when the estimate cannot go on (under the node's lock)."""
+    def _check(self, ctrl, resuming=False):
+        """
+        Raise Refused when the estimate cannot go on (under the node's lock).
+
+        Interrupted when ``watch`` held the arm after a stall, unless ``resuming`` from that.
+        """
         node = self.node
         if self.stopped is not None:
             raise Refused(self.stopped)
+        if self.interrupted is not None and not resuming:
+            raise Interrupted(self.interrupted)
         if not node.context.ok():
             raise Refused('shutting down')
         if node.ctrl is not ctrl:
@@ -521,16 +570,29 @@ class PayloadService:
         The node calls this each turn of its loop, under its lock: on that state, not at the
         sequence's next poll up to 10 ms later (ur10's wrist was at 14.4 rad/s when a poll saw
         it over DDS). The node's gains back, the arm held where it is; ``_check`` then refuses
-        with why.
+        with why. Within pe.STALL_AFTERMATH of a late state (the loop's ``late_at``) the
+        runaway is the stall's: the arm held where it is with the service's gains, and
+        ``_check`` interrupts the step, which is made again (``_again_after_stalls``).
         """
-        if self.saved is None or self.stopped is not None or ctrl is not self.node.ctrl:
+        if (self.saved is None or self.stopped is not None or self.interrupted is not None
+                or ctrl is not self.node.ctrl):
             return
-        try:
-            pe.check_speed(ctrl.model, ctrl.qd, ctrl.cmd)
-        except pe.Refusal as e:
-            self.stopped = str(e)
+        fast = pe.runaway(ctrl.model, ctrl.qd, ctrl.cmd)
+        if not fast:
+            return
+        loop = self.node.loop
+        since = time.monotonic() - loop.late_at
+        if since < pe.STALL_AFTERMATH:
+            self.interrupted = (f'{fast} {since * 1e3:.0f} ms after joint_states came '
+                                f'{max(loop.gaps) * 1e3:.0f} ms apart (a stalled process: the '
+                                f'arm lagged its move meanwhile)')
+        else:
+            try:
+                pe.check_speed(ctrl.model, ctrl.qd, ctrl.cmd)
+            except pe.Refusal as e:
+                self.stopped = str(e)
             pe.hand_back(ctrl, self.saved)
-            ctrl.hold_here()
+        ctrl.hold_here()
 
     def take(self, q, qd, r):
         """Take an estimate of the node's observer (it calls this under the node's lock)."""
