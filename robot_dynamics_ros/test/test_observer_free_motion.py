@@ -32,6 +32,7 @@ stamped with the time they hold at on the pacing's schedule: a step apart, whate
 import os
 import sys
 import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -62,6 +63,33 @@ def test_free_motion_in_lockstep_reads_no_external_torque(tmp_path, arm, rate):
     assert res['p99'].max() <= 0.01 and res['max'].max() <= 0.02, res
     assert res['run'] > 3.5 and not res['events'], res['events']
     assert res['delay'] is not None and 0 < res['delay'] <= bench_observer.DETECT, res['delay']
+
+
+def test_the_pacing_anchors_its_two_clocks_at_one_instant():
+    """
+    simulator_node's anchor pair (ROS time, perf_counter) is read again after a stall between.
+
+    A stall between the two reads put the stamps' schedule off the pacing's, by at least 17 ms:
+    a re-pacing after a lag over 0.1 s then jumped the stamps 83 ms (fresh-clone CI beside a
+    busy core), where the test below asks 1 ms or over 0.1 s.
+    """
+    from robot_dynamics_ros.nodes.simulator_node import ANCHOR_SPREAD, SimulatorNode
+
+    class Clock:
+        reads = 0
+
+        def get_clock(self):
+            return self
+
+        def now(self):
+            self.reads += 1
+            if self.reads == 1:
+                time.sleep(0.02)            # the process stalled mid-read
+            return SimpleNamespace(nanoseconds=time.time_ns())
+    clock = Clock()
+    ros, wall = SimulatorNode._anchor(clock)
+    offset = (time.time_ns() - ros) * 1e-9 - (time.perf_counter() - wall)
+    assert clock.reads == 2 and abs(offset) < ANCHOR_SPREAD + 1e-4, (clock.reads, offset)
 
 
 def test_in_real_time_states_are_stamped_a_step_apart(tmp_path):

@@ -340,7 +340,8 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
     between two). Within STALL_AFTERMATH of a late state it is the stall's doing: held with the
     service's gains, the step interrupted (to be made again), not stopped.
     """
-    from robot_dynamics_ros.nodes.payload_service import Interrupted, PayloadService, Refused
+    from robot_dynamics_ros.nodes.payload_service import (BRAKING, Interrupted, PayloadService,
+                                                          Refused)
     rig = xarm7_rig('no', 'no')
     ctrl = rig.ctrl
     # the node's loop as watch and _check read it: a state 150 ms after the one before came now
@@ -365,8 +366,15 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
     service._check(ctrl, resuming=True)         # braking from it: not another one
     ctrl.qd[5] = 3.0 * pe.ABORT_SPEED
     service.watch(ctrl)
-    assert service.stopped is None
-    pe.hand_back(ctrl, service.saved)
+    assert service.stopped is None and np.array_equal(ctrl.kp, kp)
+    # still over it BRAKING s on: not braking, stopped for good, the node's gains back
+    service.interrupted_at -= BRAKING
+    service.watch(ctrl)
+    assert 'joint6 moved at 6 rad/s, faster than' in service.stopped, service.stopped
+    assert np.all(ctrl.kp == 100.0)
+    with pytest.raises(Refused, match='joint6 moved at 6 rad/s, faster'):
+        service._check(ctrl, resuming=True)
+    service.stopped = None
     # none came late for longer than STALL_AFTERMATH: the gains' doing, stopped
     loop.late_at = time.monotonic() - pe.STALL_AFTERMATH - 0.01
     service.interrupted = None

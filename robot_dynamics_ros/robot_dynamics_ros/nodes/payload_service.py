@@ -55,6 +55,10 @@ AT_REST = 0.02                  # rad/s: the largest joint speed that counts as 
 STEADY = 0.002                  # N m: drift of the estimate over a window that counts as none
 DISTURBED = 0.1                 # of the estimate's RMS (+ 0.05 N m): a residual over it refused
 BACKSTOP = 10.0                 # a timeout's multiple in wall time: simulated time that stopped
+# s: held after a stall's runaway (``watch``), a joint still over ABORT_SPEED this long after is
+# not braking: stopped for good. ur5 after 0.15 s stalls (12 runaways, peak 2.08-2.52 rad/s):
+# over 2 rad/s for 6-12 ms, under 1 rad/s 14-48 ms after the runaway began
+BRAKING = 0.2
 
 
 class Refused(Exception):
@@ -95,6 +99,7 @@ class PayloadService:
         self.saved = None           # what pe.take_over saved, while the service's gains act
         self.stopped = None         # why ``watch`` stopped the sequence
         self.interrupted = None     # why ``watch`` held the arm after a stall (step done again)
+        self.interrupted_at = 0.0   # when (monotonic s)
 
     # ---- the service -------------------------------------------------------------------------
     def __call__(self, req, res):
@@ -572,20 +577,22 @@ class PayloadService:
         it over DDS). The node's gains back, the arm held where it is; ``_check`` then refuses
         with why. Within pe.STALL_AFTERMATH of a late state (the loop's ``late_at``) the
         runaway is the stall's: the arm held where it is with the service's gains, and
-        ``_check`` interrupts the step, which is made again (``_again_after_stalls``).
+        ``_check`` interrupts the step, which is made again (``_again_after_stalls``); a joint
+        still over ABORT_SPEED BRAKING s after that is stopped as above.
         """
-        if (self.saved is None or self.stopped is not None or self.interrupted is not None
-                or ctrl is not self.node.ctrl):
+        if self.saved is None or self.stopped is not None or ctrl is not self.node.ctrl:
             return
         fast = pe.runaway(ctrl.model, ctrl.qd, ctrl.cmd)
         if not fast:
             return
-        loop = self.node.loop
-        since = time.monotonic() - loop.late_at
-        if since < pe.STALL_AFTERMATH:
-            self.interrupted = (f'{fast} {since * 1e3:.0f} ms after joint_states came '
-                                f'{max(loop.gaps) * 1e3:.0f} ms apart (a stalled process: the '
-                                f'arm lagged its move meanwhile)')
+        loop, now = self.node.loop, time.monotonic()
+        if self.interrupted is not None and now - self.interrupted_at < BRAKING:
+            return                      # held, braking from it
+        if self.interrupted is None and now - loop.late_at < pe.STALL_AFTERMATH:
+            self.interrupted = (f'{fast} {(now - loop.late_at) * 1e3:.0f} ms after joint_states '
+                                f'came {max(loop.gaps) * 1e3:.0f} ms apart (a stalled process: '
+                                f'the arm lagged its move meanwhile)')
+            self.interrupted_at = now
         else:
             try:
                 pe.check_speed(ctrl.model, ctrl.qd, ctrl.cmd)
