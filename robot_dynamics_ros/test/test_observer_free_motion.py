@@ -87,8 +87,10 @@ def test_the_pacing_anchors_its_two_clocks_at_one_instant():
                 time.sleep(0.02)            # the process stalled mid-read
             return SimpleNamespace(nanoseconds=time.time_ns())
     clock = Clock()
-    ros, wall = SimulatorNode._anchor(clock)
+    wall, t = SimulatorNode._anchor(clock, 1.5)
+    ros, sim0 = clock.schedule
     offset = (time.time_ns() - ros) * 1e-9 - (time.perf_counter() - wall)
+    assert t == sim0 == 1.5
     assert clock.reads == 2 and abs(offset) < ANCHOR_SPREAD + 1e-4, (clock.reads, offset)
 
 

@@ -523,11 +523,15 @@ def runaway(model, qd, commanded):
     return f'joint {model.joint_names[j]} moved at {fast.max():.3g} rad/s'
 
 
+def unstable(fast):
+    """Return why a runaway ``fast`` (``runaway``'s text) stops the sequence."""
+    return (f'{fast}, faster than the sequence ever asks ({ABORT_SPEED:g}): the service\'s gains '
+            f'with this model were not stable on this arm (if the URDF lacks the joints\' rotor '
+            f'inertia, set armature); stopped, the node\'s gains back')
+
+
 def check_speed(model, qd, commanded):
     """Refusal when a commanded joint moves faster than ABORT_SPEED."""
     fast = runaway(model, qd, commanded)
     if fast:
-        raise Refusal(f'{fast}, faster than the sequence ever asks ({ABORT_SPEED:g}): the '
-                      f'service\'s gains with this model were not stable on this arm (if the '
-                      f'URDF lacks the joints\' rotor inertia, set armature); stopped, the '
-                      f'node\'s gains back')
+        raise Refusal(unstable(fast))

@@ -594,10 +594,7 @@ class PayloadService:
                                 f'the arm lagged its move meanwhile)')
             self.interrupted_at = now
         else:
-            try:
-                pe.check_speed(ctrl.model, ctrl.qd, ctrl.cmd)
-            except pe.Refusal as e:
-                self.stopped = str(e)
+            self.stopped = pe.unstable(fast)
             pe.hand_back(ctrl, self.saved)
         ctrl.hold_here()
 

@@ -544,9 +544,8 @@ class SimulatorNode(Node):
                         self.next_held = now + 0.1
                 if not idle:
                     if self.reanchor:
-                        ros0, wall0 = self._anchor()
-                        sim0, self.reanchor = sim.t, False
-                        self.schedule = (ros0, sim0)
+                        wall0, sim0 = self._anchor(sim.t)
+                        self.reanchor = False
                     # command_timeout 0: the last command holds however old (as a
                     # ForwardCommandController), else zero torque after it, as a watchdog
                     stale_after = v['command_timeout'] or None
@@ -577,9 +576,7 @@ class SimulatorNode(Node):
                     self.throttle.warning('lag', f'simulation {lag * 1e3:.0f} ms behind real '
                                                  f'time (real_time_factor {rtf}): skipping ahead',
                                           10.0)
-                    ros0, wall0 = self._anchor()
-                    sim0 = sim.t
-                    self.schedule = (ros0, sim0)
+                    wall0, sim0 = self._anchor(sim.t)
                     continue
                 left = target - time.perf_counter()
                 if left > 0:
@@ -637,9 +634,11 @@ class SimulatorNode(Node):
             self._out = (model, msg, fields, Clock())
         return self._out[1:]
 
-    def _anchor(self):
+    def _anchor(self, t):
         """
-        Return (ROS time ns, time.perf_counter()) read at one instant, within ANCHOR_SPREAD.
+        Pace and stamp from simulated time ``t`` on; return (time.perf_counter(), t).
+
+        ``schedule`` gets the ROS time (ns) read at the same instant, within ANCHOR_SPREAD.
 
         The pacing runs on perf_counter and stamps on the ROS clock: a stall between the two
         reads (a loaded machine) put the schedule's anchors apart, and a re-pacing's jump in the
@@ -652,7 +651,8 @@ class SimulatorNode(Node):
             after = time.perf_counter()
             if after - before <= ANCHOR_SPREAD:
                 break
-        return ros, 0.5 * (before + after)
+        self.schedule = (ros, t)
+        return 0.5 * (before + after), t
 
     def _stamp(self, t, held=False):
         """
