@@ -287,10 +287,11 @@ setup() {
     rm -rf "$STAMPS"
   fi
   step venv v1 make_venv
-  # --no-compile: pip byte-compiles every module it installs (the wheels' tests and every
-  # unused subpackage too), 9 of the 24 CPU-s of this step; Python compiles what is imported, once
+  # (byte-compiled, as pip does by default: a machine with PYTHONDONTWRITEBYTECODE=1, as CI's,
+  # then never writes what an import compiles. With --no-compile every process compiled numba,
+  # rclpy, ... at each import: a fresh-clone CI beside a busy core took 2243 s instead of 1731)
   step requirements "$DISTRO $(hash_inputs "${REQUIREMENTS[@]}")" \
-    pip_download_install --no-compile "${REQUIREMENTS[@]/#/-r}"
+    pip_download_install "${REQUIREMENTS[@]/#/-r}"
   step cmake-exports "$(cat "$STAMPS/requirements")" fix_cmake_exports
   step control-msgs "$(hash_inputs "$ROOT/venv_interfaces") $(cat "$STAMPS/requirements")" \
     build_control_msgs
