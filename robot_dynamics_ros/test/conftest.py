@@ -58,8 +58,8 @@ ANY_DISTRO = os.environ.get('RDR_TEST_ANY_DISTRO', '')
 # such sessions at idle priority: once the ROS sessions are over, both cores work on what is
 # left of them (one session left one core idle for the last ~110 s of a CI run). The files are
 # dealt heaviest first to the lightest share by SHARD_CPU, else as 1 s each: dealt alternately
-# by name, the two any_distro sessions took 120 and 163 CPU-s, and the heavier one finished
-# 37 s after the other, the last of a CI run beside a busy core (ci75).
+# by name, the two any_distro sessions took 120 and 163 CPU-s and ended 37-109 s apart; so
+# dealt, 22 s. (CI's total did not change: both cores are busy to the end either way.)
 SHARD = os.environ.get('RDR_TEST_SHARD', '')
 # CPU-s of the heaviest files' any_distro tests (fresh-clone CI of 9f2eff1); only the balance of
 # the shares depends on them

@@ -636,9 +636,10 @@ class SimulatorNode(Node):
 
     def _anchor(self, t):
         """
-        Pace and stamp from simulated time ``t`` on; return (time.perf_counter(), t).
+        Pace and stamp from simulated time ``t`` on; return (perf_counter time, t) of one instant.
 
-        ``schedule`` gets the ROS time (ns) read at the same instant, within ANCHOR_SPREAD.
+        The perf_counter time is the middle of the two reads around the ROS clock's, which
+        ``schedule`` gets (ns) with ``t``: the same instant, within ANCHOR_SPREAD.
 
         The pacing runs on perf_counter and stamps on the ROS clock: a stall between the two
         reads (a loaded machine) put the schedule's anchors apart, and a re-pacing's jump in the
