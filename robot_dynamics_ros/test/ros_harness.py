@@ -132,10 +132,31 @@ class Recorded(collections.abc.Sequence):
     spinning thread) and reads (the test) may come from two threads.
     """
 
-    def __init__(self, msg_type):
+    def __init__(self, msg_type, node=None, topic=None, depth=1000):
         self.msg_type = msg_type
         self._raw = []
         self._read = {}
+        self._node, self._topic, self._depth = node, topic, depth
+        self._subscription = None
+        self.resume()
+
+    def pause(self):
+        """
+        Unsubscribe until ``resume``: the messages kept stay, no more are sent here.
+
+        For a reader that needs none of a stream for a while (a call of many seconds at 1 kHz):
+        DDS then delivers them neither to this process nor through the publisher's side of it.
+        """
+        if self._subscription is not None:
+            self._node.destroy_subscription(self._subscription)
+            self._subscription = None
+
+    def resume(self):
+        """Subscribe again (after ``pause``); return the count of messages kept so far."""
+        if self._subscription is None and self._node is not None:
+            self._subscription = self._node.create_subscription(
+                self.msg_type, self._topic, self.append, self._depth, raw=True)
+        return len(self._raw)
 
     def append(self, data):
         self._raw.append(data)
@@ -159,9 +180,7 @@ class Recorded(collections.abc.Sequence):
 
 def record(node, msg_type, topic, depth=1000):
     """Return a Recorded of ``topic``, subscribed on ``node`` (spin it with a DrainingExecutor)."""
-    messages = Recorded(msg_type)
-    node.create_subscription(msg_type, topic, messages.append, depth, raw=True)
-    return messages
+    return Recorded(msg_type, node, topic, depth)
 
 
 # s between two wake-ups of a DrainingExecutor in spin_lean: the messages of 2 ms at a time

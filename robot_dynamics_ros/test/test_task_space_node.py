@@ -107,8 +107,14 @@ class Rig:
             time.sleep(0.02)
         return predicate()
 
-    def ready(self, task=True):
-        """Wait for both nodes and for every stream this node reads (task: the task mode's too)."""
+    def ready(self, task=True, keep=()):
+        """
+        Wait for both nodes and for every stream this node reads (task: the task mode's too).
+
+        Then stop taking the 1 kHz streams the test does not ``keep`` (of 'torques', 'poses',
+        'wrenches'; joint_states are always kept): what was recorded stays (the first pose, the
+        target), and no CPU goes to receiving what no one reads.
+        """
         assert self.ctrl.wait_log('ready in', 60), self.ctrl.log()[-2000:]
         assert self.sim.wait_log('releasing the brakes', 60), self.sim.log()[-2000:]
         # every stream this node reads has reached it (DDS matches its subscriptions one by one:
@@ -124,6 +130,8 @@ class Rig:
             self.advance(1.0)
         else:
             time.sleep(1.0)
+        for name in {'torques', 'poses', 'wrenches'} - set(keep):
+            getattr(self, name).pause()
 
     def advance(self, seconds, timeout=30.0):
         """Wait until the joint states' stamps have advanced by ``seconds`` (simulated time)."""
@@ -202,7 +210,7 @@ def test_static_stiffness_is_k_under_a_wrench(tmp_path, arm, mode):
     # core where 5 % is allowed, free-running)
     rig = Rig(tmp_path, arm, mode, f'{arm}_{mode[:3]}_k', lockstep=True)
     try:
-        rig.ready()
+        rig.ready(keep=('wrenches',))
         # from the target: the pose at activation (at ready the arm may still be settling,
         # 6e-5 rad off: 1 % of the rotation this wrench makes)
         T0 = rig.first_pose()
@@ -245,7 +253,7 @@ def test_a_step_of_the_target_settles_within_rate_and_effort_limits(tmp_path, ar
     rig = Rig(tmp_path, arm, mode, f'{arm}_{mode[:3]}_step',
               '-p', f'task.max_torque_rate:=[{rate}]', '-p', 'task.max_error:=[0.05, 0.15]')
     try:
-        rig.ready()
+        rig.ready(keep=('torques',))
         T0 = rig.first_pose()
         p = T0[:3, 3] + [0.1, 0.0, 0.0]
         R = Rotation.from_rotvec([0.0, 0.0, 0.3]).as_matrix() @ T0[:3, :3]
@@ -308,7 +316,7 @@ def test_a_stretched_out_ur5_stays_finite_and_within_its_limits(tmp_path):
     """ur5 at zero: elbow stretched and wrist singular (wrist_2 = 0); a target pulls outwards."""
     rig = Rig(tmp_path, 'ur5', 'operational_space', 'stretched', q0=[0.0] * 6)
     try:
-        rig.ready()
+        rig.ready(keep=('torques',))
         T0 = rig.first_pose()
         rig.send_pose(T0[:3, 3] + [0.3, 0.0, 0.0], T0[:3, :3])     # beyond reach
         time.sleep(3.0)
@@ -350,6 +358,10 @@ def test_wrong_targets_are_refused_and_a_stopped_stream_held(tmp_path):
         t_far = time.monotonic()
         time.sleep(0.3)
         rig.send_pose(T0[:3, 3], T0[:3, :3])
+        # the far target held under 5 s of this process's time, measured here (checked after the
+        # wait and the analysis below, it failed once at 25 s on a slow machine, the analysis
+        # included; the same test passed alone there)
+        held = time.monotonic() - t_far
         # clipped: K max_error = 50 N up at the hand, not K 2 m = 2000 N. With the task damping
         # D = 2 sqrt(K Lambda) the frame rises at most at the terminal speed K e_max / D =
         # e_max w / 2 (w = sqrt(K / Lambda_zz)); how far it rises depends on how long the far
@@ -367,7 +379,7 @@ def test_wrong_targets_are_refused_and_a_stopped_stream_held(tmp_path):
         Lambda = np.linalg.inv(J @ np.linalg.solve(crba(rig.model, rig.q0), J.T))
         terminal = 0.05 * np.sqrt(K[2] / Lambda[2, 2]) / 2
         assert z.max() > T0[2, 3] and 0.0 < rise_speed < 2 * terminal, (rise_speed, terminal)
-        assert time.monotonic() - t_far < 5
+        assert held < 5, held
         time.sleep(3.0)
         # a twist stream moves the target (velocity control); when it stops the target holds
         # where it got to, with one warning: the hand moved along x only, and rests there
@@ -432,7 +444,7 @@ def test_hand_guiding_with_zero_stiffness(tmp_path):
               '-p', 'task.stiffness:=[0.0, 0.0, 0.0, 50.0, 50.0, 50.0]',
               '-p', 'task.min_damping:=[30.0, 30.0, 30.0, 1.0, 1.0, 1.0]', lockstep=True)
     try:
-        rig.ready()
+        rig.ready(keep=('wrenches',))
         T0 = rig.first_pose()
         push = np.array([0.0, 15.0, 0.0, 0.0, 0.0, 0.0])
         mark = len(rig.wrenches)
@@ -468,7 +480,7 @@ def test_switching_modes_at_runtime_is_bumpless_and_bad_values_are_refused(tmp_p
     rig = Rig(tmp_path, 'ur5', 'computed_torque', 'switch', '-p', 'kp:=[400.0]',
               '-p', 'kd:=[40.0]', '-p', 'task.max_torque_rate:=[200.0]')
     try:
-        rig.ready(task=False)
+        rig.ready(task=False, keep=('torques',))
         rig.apply_wrench(np.array([20.0, 0.0, 0.0, 0.0, 0.0, 0.0]))
         time.sleep(1.0)
         for mode in ('cartesian_impedance', 'operational_space', 'computed_torque'):
