@@ -15,12 +15,13 @@
 """
 The task modes of feedforward_node in closed loop with simulator_node over DDS.
 
-ur5 and panda (redundant), armature 0.1 kg m^2 on both nodes (a realistic rotor inertia): the
-static stiffness is K within 5 % under a wrench from ``~/apply_wrench`` in both modes; a
-10 cm / 0.3 rad step of ``~/target_pose`` settles within 1 mm / 0.01 rad with the torque rate
-within ``task.max_torque_rate`` and the torques within the limits; sweeping
-``nullspace.posture`` leaves panda's hand in place; wrong targets are refused by name, a far one
-is clipped, a stopped stream is held, and missing joint_states stop nothing but the commands.
+ur5 and panda (redundant), each at its driver's rate (ur5 500 Hz, panda 1 kHz), armature 0.1 kg
+m^2 on both nodes (a realistic rotor inertia): the static stiffness is K within 5 % under a
+wrench from ``~/apply_wrench`` in both modes; a 10 cm / 0.3 rad step of ``~/target_pose``
+settles within 1 mm / 0.01 rad with the torque rate within ``task.max_torque_rate`` and the
+torques within the limits; sweeping ``nullspace.posture`` leaves panda's hand in place; wrong
+targets are refused by name, a far one is clipped, a stopped stream is held, and missing
+joint_states stop nothing but the commands.
 """
 import os
 import threading
@@ -38,7 +39,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from robot_dynamics_ros.dynamics import (RobotModel, crba, frame_jacobian,  # noqa: E402
                                          frame_placement)
 
-from conftest import ROBOTS, erd_root  # noqa: E402
+from conftest import ROBOTS, driver_rate, erd_root  # noqa: E402
 from ros_harness import (DrainingExecutor, NodeProcess, record, ros_list,  # noqa: E402
                          seconds, set_parameters, spin_lean)
 
@@ -61,15 +62,20 @@ pytestmark = pytest.mark.usefixtures('ros')      # conftest.ros: rclpy for the m
 class Rig:
     """simulator_node and feedforward_node in a task mode, and the test's node."""
 
-    def __init__(self, tmp_path, arm, mode, tag, *controller_args, q0=None, lockstep=False):
+    def __init__(self, tmp_path, arm, mode, tag, *controller_args, q0=None, lockstep=False,
+                 rate=None):
         self.frame, ready = ARMS[arm]
         self.lockstep = lockstep
+        # joint_states at the arm's driver's rate (ur5 500 Hz, panda 1 kHz; in lockstep a step
+        # of that period per command): half ur5's messages of 1 kHz (issue 50)
+        rate = driver_rate(arm) if rate is None else rate
         self.urdf = os.path.join(erd_root(), ROBOTS[arm])
         self.model = RobotModel.from_urdf_file(self.urdf).with_armature(0.1)
         self.q0 = np.array(ready if q0 is None else q0)
         ns = f'task_{tag}'
         self.sim = NodeProcess('simulator_node', [
-            '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={self.urdf}', '-p', 'publish_rate:=1000.0',
+            '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={self.urdf}', '-p', f'publish_rate:={rate}',
+            '-p', f'timestep:={1.0 / rate if lockstep else 0.001}',
             '-p', f'armature:={ARMATURE}', '-p', f'initial_positions:={ros_list(self.q0)}',
             '-p', f'lockstep:={str(lockstep).lower()}', '-p', f'command_timeout:={TIMEOUT}'],
             tmp_path / f'{tag}_sim.log')
@@ -523,7 +529,8 @@ def test_a_stiffness_the_loop_cannot_hold_is_warned_about(tmp_path):
     """
     rig = Rig(tmp_path, 'ur5', 'cartesian_impedance', 'bandwidth',
               '-p', 'armature:=[0.0]',            # the later value wins: the bare URDF
-              '-p', 'task.stiffness:=[1000.0, 1000.0, 1000.0, 3000.0, 3000.0, 3000.0]')
+              '-p', 'task.stiffness:=[1000.0, 1000.0, 1000.0, 3000.0, 3000.0, 3000.0]',
+              rate=1000.0)                        # the periods above
     try:
         assert rig.ctrl.wait_log('natural frequency', 20), rig.ctrl.log()[-2000:]
         line = [x for x in rig.ctrl.log().splitlines() if 'natural frequency' in x][0]
