@@ -47,7 +47,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E
 
 from robot_dynamics_ros.dynamics import RobotModel, frame_placement  # noqa: E402
 
-from conftest import ROBOTS, erd_root  # noqa: E402
+from conftest import ROBOTS, driver_rate, erd_root  # noqa: E402
 from ros_harness import (DrainingExecutor, NodeProcess, answered, ros_list, seconds,  # noqa: E402
                          set_parameters, spin_executor)
 
@@ -73,7 +73,8 @@ class Rig:
         ns = f'fjt_{arm}'
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={path}', '-p', 'lockstep:=true',
-            '-p', 'publish_rate:=1000.0',
+            # a step of the arm's driver's period per command (ur5 2 ms, panda 1 ms; issue 50)
+            '-p', f'publish_rate:={driver_rate(arm)}', '-p', f'timestep:={1.0 / driver_rate(arm)}',
             '-p', f'initial_positions:={ros_list(self.arm["start"])}'], tmp_path / f'{ns}_sim.log')
         self.ctrl = NodeProcess('feedforward_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={path}', '-p', 'use_sim_time:=true',
