@@ -152,11 +152,10 @@ class Recorded(collections.abc.Sequence):
             self._subscription = None
 
     def resume(self):
-        """Subscribe again (after ``pause``); return the count of messages kept so far."""
+        """Subscribe again (after ``pause``; without a node: nothing to subscribe to)."""
         if self._subscription is None and self._node is not None:
             self._subscription = self._node.create_subscription(
                 self.msg_type, self._topic, self.append, self._depth, raw=True)
-        return len(self._raw)
 
     def append(self, data):
         self._raw.append(data)

@@ -71,10 +71,10 @@ class Rig:
         path = os.path.join(erd_root(), ROBOTS[arm])
         self.model = RobotModel.from_urdf_file(path)
         ns = f'fjt_{arm}'
+        rate = driver_rate(arm)     # a step of its period per command (ur5 2 ms, panda 1 ms)
         self.sim = NodeProcess('simulator_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={path}', '-p', 'lockstep:=true',
-            # a step of the arm's driver's period per command (ur5 2 ms, panda 1 ms; issue 50)
-            '-p', f'publish_rate:={driver_rate(arm)}', '-p', f'timestep:={1.0 / driver_rate(arm)}',
+            '-p', f'publish_rate:={rate}', '-p', f'timestep:={1.0 / rate}',
             '-p', f'initial_positions:={ros_list(self.arm["start"])}'], tmp_path / f'{ns}_sim.log')
         self.ctrl = NodeProcess('feedforward_node', [
             '-r', f'__ns:=/{ns}', '-p', f'urdf_file:={path}', '-p', 'use_sim_time:=true',

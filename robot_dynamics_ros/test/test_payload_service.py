@@ -111,7 +111,7 @@ class Rig:
         self.states = record(self.node, JointState, 'joint_states')
         # (hold_error's desired pose: a 1 kHz stream read only for it)
         self.torques = record(self.node, JointState, 'inverse_dynamics_controller/torques') \
-            if read_torques else []
+            if read_torques else Recorded(JointState)       # (none: not subscribed)
         self.estimate = self.node.create_client(
             EstimatePayload, 'inverse_dynamics_controller/estimate_payload')
         self.push = self.node.create_client(ApplyWrench, 'dynamics_simulator/apply_wrench')
@@ -169,22 +169,22 @@ class Rig:
         time is what ``test_the_payload_is_found_and_applied`` bounds).
 
         Unless ``watch``, this node takes no joint states while the sequence runs (up to 30 s of
-        the arm's 1 kHz streams, which it would not read): the recording resumes once the answer
-        came, and a state stamped after it has been received when this returns.
+        the arm's 0.5-1 kHz streams, which it would not read): the recording resumes once the
+        answer came, and a state stamped after it has been received when this returns.
         """
-        streams = [s for s in (self.states, self.torques) if isinstance(s, Recorded)]
-        if not watch:
-            for s in streams:
-                s.pause()
+        streams = () if watch else (self.states, self.torques)
+        for s in streams:
+            s.pause()
         try:
             future = self.estimate.call_async(EstimatePayload.Request(
                 link=link, amplitude=amplitude, apply=apply))
             assert self.wait(future.done, timeout), 'estimate_payload did not answer'
         finally:
-            marks = [s.resume() for s in streams]
-        if streams and not watch:
-            assert self.wait(lambda: len(self.states) > marks[0], 20), \
-                'no joint_states after the call'
+            for s in streams:
+                s.resume()
+        if streams:
+            mark = len(self.states)
+            assert self.wait(lambda: len(self.states) > mark, 20), 'no joint_states after the call'
         return future.result()
 
     def hold_error(self, reference=None, seconds=1.0, count=200, timeout=15.0):
