@@ -34,8 +34,11 @@ Every assertion is counted and reported:
         [--controller-param NAME:=VALUE ...]
 
 ``--controller-param`` passes parameters to the controller, e.g. a deliberately broken limit
-(``effort_limits.shoulder_lift_joint:=1000.0``) to see the soak catch it. Exit status 1 when an
-assertion failed.
+(``effort_limits.shoulder_lift_joint:=1000.0``) to see the soak catch it. ``--lockstep`` runs
+the simulator in lockstep (a step of the rate's period per command, simulated time; the
+controller on it): the faults and their answers without the loop's timing, which a busy machine
+disturbs (a controller starved to 20 ms between commands makes its PD gains chatter: that is
+the real-time soak's to show). Exit status 1 when an assertion failed.
 """
 import argparse
 import collections
@@ -66,7 +69,8 @@ def rss_mib(pid):
 class Soak:
     """The nodes, the test's rclpy side, and the tally of assertions."""
 
-    def __init__(self, urdf, folder, controller_params, tolerance, seed, rate=1000.0):
+    def __init__(self, urdf, folder, controller_params, tolerance, seed, rate=1000.0,
+                 lockstep=False):
         import rclpy
         from rcl_interfaces.srv import SetParameters
         from robot_dynamics_msgs.srv import ApplyWrench, InverseDynamics
@@ -92,11 +96,15 @@ class Soak:
         self.lo, self.hi = lo, hi
         self.folder = folder
         self.logs = {n: os.path.join(folder, f'{n}.log') for n in ('simulator', 'controller')}
+        # in lockstep the simulator steps 1 / rate per command and publishes /clock
+        steps = ['-p', 'lockstep:=true', '-p', f'timestep:={1.0 / rate}'] if lockstep else []
         self.procs = {
             'simulator': self._start('simulator_node', [
-                '-p', f'urdf_file:={urdf}', '-p', f'publish_rate:={float(rate)}'], 'simulator'),
+                '-p', f'urdf_file:={urdf}', '-p', f'publish_rate:={float(rate)}', *steps],
+                'simulator'),
             'controller': self._start('feedforward_node', [
                 '-p', 'mode:=computed_torque', '-p', 'kp:=[400.0]', '-p', 'kd:=[40.0]',
+                '-p', f'use_sim_time:={str(lockstep).lower()}',
                 *sum((['-p', p] for p in controller_params), [])], 'controller'),
         }
         rclpy.init()
@@ -108,6 +116,7 @@ class Soak:
         self.executor = DrainingExecutor()
         self.executor.add_node(self.node)
         self.q = None
+        self.stamp = self.first = 0.0   # the arm's time (s) of the latest and first states
         self.commands = self.republished = 0
         self.counts = collections.Counter()      # assertion -> checks
         self.failures = collections.defaultdict(list)
@@ -135,6 +144,8 @@ class Soak:
     def _on_state(self, msg):
         if list(msg.name) == self.joints:
             self.q = np.array(msg.position)
+            self.stamp = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+            self.first = self.first or self.stamp
 
     def _on_command(self, msg):
         tau = np.array(msg.data)
@@ -192,10 +203,16 @@ class Soak:
                        self.lo + 0.05, self.hi - 0.05)
 
     def reach(self, why):
-        """Send a valid trajectory to a new target; then the arm must be there."""
+        """Send a valid trajectory to a new target; 3 s of the arm's time on it must be there."""
         goal = self.target()
+        sent = self.stamp
         self.traj.publish(self.trajectory([(goal, 2.0)]))
-        self.spin(3.0)
+        # the arm's time: the wall's in real time; in lockstep as fast as the loop goes (a
+        # minute of wall time at most: a simulator that stopped fails the check below)
+        end = time.monotonic() + 60.0
+        self.spin(0.1)
+        while self.stamp < sent + 3.0 and time.monotonic() < end:
+            self.spin(0.05)
         err = np.abs(self.q - goal).max() if self.q is not None else math.inf
         self.check('back on target after a valid trajectory', err < self.tolerance,
                    lambda: f'after {why}: {err:.4f} rad from the target')
@@ -345,24 +362,27 @@ class Soak:
                        lambda: f'{name}: status {p.returncode}')
 
 
-def run(minutes, urdf, controller_params=(), tolerance=0.02, seed=1, say=print, rate=1000.0):
+def run(minutes, urdf, controller_params=(), tolerance=0.02, seed=1, say=print, rate=1000.0,
+        lockstep=False):
     """
     Run the soak; return (summary lines, failed assertions {what: [details]}).
 
-    ``rate``: Hz of the simulator's joint_states, hence of the controller's commands.
+    ``rate``: Hz of the simulator's joint_states, hence of the controller's commands;
+    ``lockstep``: the simulator steps 1 / rate per command (simulated time).
     """
     folder = tempfile.mkdtemp(prefix='soak_')
-    soak = Soak(urdf, folder, controller_params, tolerance, seed, rate)
+    soak = Soak(urdf, folder, controller_params, tolerance, seed, rate, lockstep)
     try:
         rounds, faults, growth, took = soak.run(minutes)
     finally:
         soak.stop()
     failed = {k: v for k, v in soak.failures.items() if v}
+    stepping = ' in lockstep' if lockstep else ''
     lines = [f'soak of {os.path.basename(urdf)} on {os.environ.get("ROS_DISTRO", "?")}: '
-             f'{took:.0f} s at {rate:g} Hz, {rounds} rounds, {faults} faults injected, '
-             f'{soak.commands} effort '
-             f'commands; memory growth ' + ', '.join(f'{n} {m:+.1f} MiB' for n, m in
-                                                     growth.items())]
+             f'{took:.0f} s at {rate:g} Hz{stepping}, {rounds} rounds, {faults} faults '
+             f'injected, {soak.commands} effort commands, {soak.stamp - soak.first:.0f} s of '
+             f'the arm\'s time; memory growth '
+             + ', '.join(f'{n} {m:+.1f} MiB' for n, m in growth.items())]
     for what, n in sorted(soak.counts.items()):
         bad = len(soak.failures.get(what, []))
         lines.append(f'  {what}: {n - bad} of {n} held' + (
@@ -386,10 +406,12 @@ def main():
     ap.add_argument('--seed', type=int, default=1)
     ap.add_argument('--rate', type=float, default=1000.0,
                     help='Hz of joint_states and commands (a UR driver: 500)')
+    ap.add_argument('--lockstep', action='store_true',
+                    help='the simulator in lockstep: a step of 1 / rate per command')
     args = ap.parse_args()
     urdf = local_ros(args.arm)
     lines, failed = run(args.minutes, urdf, args.controller_param, args.tolerance, args.seed,
-                        rate=args.rate)
+                        rate=args.rate, lockstep=args.lockstep)
     print('[report] ' + '\n'.join(lines))
     print(f'[target] soak of {args.minutes:g} min: {len(failed)} assertions failed (target 0) '
           + ('met' if not failed else 'MISSED'))
