@@ -15,8 +15,9 @@
 """
 A stalled joint_states stream on gravity-loaded arms: the rule, in simulated time (issue 52).
 
-feedforward_node's loop (``ControlLoop``, the node's defaults) closed over the simulator at 1 kHz
-(the URDF's friction), each command applied from the next step (the driver's delay). The stream
+feedforward_node's loop (``ControlLoop``, the node's defaults, in each joint and task mode; a
+task mode's target the frame's pose at activation) closed over the simulator at 1 kHz (the
+URDF's friction), each command applied from the next step (the driver's delay). The stream
 stops for a gap while the plant runs on: the drive holds the last command (as ros2_control's
 ForwardCommandController and simulator_node do), the node's watchdog runs every 50 ms (its timer
 at state_timeout 0.1 s) and sends the on_timeout command once the state is stale. The arm may
@@ -92,7 +93,8 @@ def stall(arm, mode, gap, tool=0.0, settle=1.0, **values):
     return drop, back, loop.log.lines
 
 
-@pytest.mark.parametrize('mode', ['gravity', 'computed_torque'])
+@pytest.mark.parametrize('mode', ['gravity', 'computed_torque', 'cartesian_impedance',
+                                  'operational_space'])
 @pytest.mark.parametrize('arm', sorted(POSES))
 def test_a_gap_of_up_to_0_3_s_leaves_a_loaded_arm_where_it_was(arm, mode):
     for gap in (0.12, 0.3):
