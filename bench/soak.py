@@ -210,7 +210,6 @@ class Soak:
         # the arm's time: the wall's in real time; in lockstep as fast as the loop goes (a
         # minute of wall time at most: a simulator that stopped fails the check below)
         end = time.monotonic() + 60.0
-        self.spin(0.1)
         while self.stamp < sent + 3.0 and time.monotonic() < end:
             self.spin(0.05)
         err = np.abs(self.q - goal).max() if self.q is not None else math.inf

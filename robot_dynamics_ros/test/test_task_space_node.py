@@ -145,8 +145,8 @@ class Rig:
 
     def advance(self, seconds, timeout=30.0):
         """Wait until the joint states' stamps have advanced by ``seconds`` (simulated time)."""
-        t = seconds_of(self.states[-1])
-        assert self.wait(lambda: seconds_of(self.states[-1]) >= t + seconds, timeout), \
+        t = self.arm_time()
+        assert self.wait(lambda: self.arm_time() >= t + seconds, timeout), \
             f'the simulation did not advance {seconds} s in {timeout} s'
 
     def first_pose(self):
@@ -185,7 +185,7 @@ class Rig:
 
     def still(self, seconds=0.5):
         """Return the largest joint speed over the last ``seconds`` of joint_states."""
-        t_end = seconds_of(self.states[-1])
+        t_end = self.arm_time()
         return max(np.abs(s.velocity).max() for s in self.states[-2000:]
                    if seconds_of(s) >= t_end - seconds)
 
