@@ -25,6 +25,8 @@ import time
 
 import pytest
 
+from realtime_lock import LOCK
+
 # Every ROS process a test starts stays on loopback, on a domain private to this test session.
 os.environ['ROS_AUTOMATIC_DISCOVERY_RANGE'] = 'LOCALHOST'
 os.environ.setdefault('ROS_DOMAIN_ID', str(random.Random(os.getpid()).randint(30, 99)))
@@ -110,6 +112,9 @@ def pytest_configure(config):
                             'the same on every distribution (CI runs it once, see ANY_DISTRO)')
     config.addinivalue_line('markers', 'distro: in a module marked any_distro, a test that does '
                             'depend on the distribution')
+    config.addinivalue_line('markers', 'realtime: runs a closed loop in real time in this process '
+                            '(a simulator_node started in real time counts by itself): no other '
+                            "test session's ROS test runs beside it (realtime_lock)")
     if ANY_DISTRO not in ('', 'skip', 'only'):
         raise pytest.UsageError(f'RDR_TEST_ANY_DISTRO={ANY_DISTRO}: skip, only, or unset')
     if PART not in ('', 'ros', 'offline'):
@@ -130,8 +135,17 @@ def shard():
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_protocol(item, nextitem):
     """Count each test's CPU time: this process's and its finished children's (the nodes)."""
+    # the machine-wide lock (realtime_lock): shared by a ROS test, exclusive while a loop runs in
+    # real time. Taken before the test's clock starts: --durations leaves the wait out
+    ros = item.get_closest_marker('offline') is None
+    if ros:
+        LOCK.realtime_test(item.get_closest_marker('realtime') is not None)
+        LOCK.test_started()
     own, kids = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
     yield
+    if ros:
+        LOCK.realtime_test(False)
+        LOCK.test_finished()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU[item.nodeid] = (time.process_time() - own,
                         after.ru_utime + after.ru_stime - kids.ru_utime - kids.ru_stime)
@@ -148,6 +162,10 @@ def pytest_terminal_summary(terminalreporter):
         terminalreporter.write_line(
             f'total {sum(a for a, _ in CPU.values()):.0f} s in this process + '
             f'{sum(b for _, b in CPU.values()):.0f} s in its children')
+    if LOCK.waited >= 1.0:
+        terminalreporter.write_line(
+            f'waited {LOCK.waited:.0f} s for the lock that keeps real-time loops apart from '
+            f'other test sessions ({LOCK.path})')
     if PART == 'offline' and terminalreporter.stats.get('failed'):
         terminalreporter.write_line(
             f'RDR_TEST_PART=offline: ROS_DOMAIN_ID={OFFLINE_DOMAIN} here, so rcl refuses DDS '

@@ -38,6 +38,7 @@ from robot_dynamics_ros.nodes.description import DESCRIPTION_QOS  # noqa: F401
 from robot_dynamics_ros.nodes.executors import DrainingExecutor, executor_of, seconds  # noqa: F401
 
 from conftest import executable  # noqa: F401 (tests import it from here too)
+from realtime_lock import LOCK
 
 PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))   # robot_dynamics_ros/
 CONFIG = os.path.join(PACKAGE, 'config')
@@ -222,8 +223,17 @@ class NodeProcess:
     def __init__(self, name, ros_args, log_path, env=None):
         self.log_path = str(log_path)
         self._log = open(self.log_path, 'w')
-        self.proc = subprocess.Popen([executable(name), '--ros-args', *ros_args],
-                                     stdout=self._log, stderr=subprocess.STDOUT, env=env)
+        self.proc = None
+        command = [executable(name), '--ros-args', *ros_args]
+
+        def start():
+            self.proc = subprocess.Popen(command, stdout=self._log, stderr=subprocess.STDOUT,
+                                         env=env)
+        if name == 'simulator_node' and 'lockstep:=true' not in ros_args:
+            # a plant in real time: no other test session's ROS test beside it (realtime_lock)
+            LOCK.start_loop(self, start)
+        else:
+            start()
 
     def log(self):
         with open(self.log_path) as f:
@@ -249,6 +259,7 @@ class NodeProcess:
                 self.proc.kill()
                 self.proc.wait()
         self._log.close()
+        LOCK.settle()
 
 
 class Peer:

@@ -65,6 +65,7 @@ def check(res, rms_deg, max_deg):
     assert np.all(res['peak'] <= lim + 1e-9)
 
 
+@pytest.mark.realtime      # the demo in real time (conftest, realtime_lock)
 def test_2r_quintic_of_the_notes(tmp_path):
     res = demo.run(example_urdf('planar_2r'), np.radians([90, -180]), np.radians([0, 90]), 2.0,
                    log_dir=str(tmp_path))
@@ -73,6 +74,7 @@ def test_2r_quintic_of_the_notes(tmp_path):
     assert (tmp_path / 'cl.png').stat().st_size > 10_000
 
 
+@pytest.mark.realtime      # the demo in real time (conftest, realtime_lock)
 def test_panda_seven_dof(tmp_path):
     start = np.radians([0, -40, 0, -130, 0, 100, 45])
     goal = np.radians([60, 10, -30, -80, 40, 140, 0])
@@ -82,6 +84,7 @@ def test_panda_seven_dof(tmp_path):
     check(res, rms_deg=0.5, max_deg=2.0)
 
 
+@pytest.mark.realtime      # the demo in real time (conftest, realtime_lock)
 def test_the_demo_tracks_z1_from_its_default_motion_with_friction_compensation(tmp_path, capsys):
     """
     z1's URDF has friction (1-2 N m) and damping on every joint, which the simulator applies.
@@ -100,6 +103,7 @@ def test_the_demo_tracks_z1_from_its_default_motion_with_friction_compensation(t
     assert (tmp_path / 'z1.png').stat().st_size > 10_000
 
 
+@pytest.mark.realtime      # the demo in real time (conftest, realtime_lock)
 def test_the_demo_fails_when_the_simulation_halts(tmp_path, capsys):
     # velocity limits of 0.01 rad/s: the simulator halts at 1 rad/s (100x). The controller keeps
     # the joints under 0.01 rad/s (its limits layer), so the efforts are 0.01 N m too: gravity
