@@ -187,6 +187,30 @@ def record(node, msg_type, topic, depth=1000):
 LEAN_PAUSE = 0.002
 
 
+def wait_in_arm_time(predicate, timeout, arm_time, stall=15.0, poll=0.02):
+    """
+    Wait until ``predicate()``: ``timeout`` s of wall time, and on as long as the arm is slower.
+
+    ``arm_time()``: the arm's time (its latest joint state's stamp; simulated in lockstep, -inf
+    before any). A simulation in lockstep runs as fast as the machine lets it, slower than the
+    wall's time on a loaded one (panda's 1 kHz steps: under 170 a second in a fresh-clone CI, so
+    "5 s of the arm's time within 30 s" failed a loop that was only slow). Past the wall's
+    ``timeout`` the wait goes on until ``timeout`` s of the arm's time have passed too, unless the
+    arm's time stood still for ``stall`` s (a hang). In real time, where both clocks run alike,
+    it is a wait of ``timeout`` s.
+    """
+    wall0, arm0 = time.monotonic(), arm_time()
+    last, moved = arm0, wall0
+    while not predicate():
+        now, t = time.monotonic(), arm_time()
+        if t > last:
+            last, moved = t, now
+        if now - wall0 >= timeout and (not t - arm0 < timeout or now - moved >= stall):
+            return predicate()        # (no arm time at the start: t - arm0 is nan, wall only)
+        time.sleep(poll)
+    return True
+
+
 def spin_lean(executor, running, timeout_sec=0.05):
     """
     Spin ``executor`` (a DrainingExecutor) while ``running()``, LEAN_PAUSE between wake-ups.

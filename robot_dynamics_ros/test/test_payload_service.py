@@ -52,7 +52,7 @@ from robot_dynamics_ros.tools.identify import with_payload_link  # noqa: E402
 
 from conftest import ROBOTS, driver_rate, erd_root  # noqa: E402
 from ros_harness import (DrainingExecutor, NodeProcess, record, Recorded, ros_list,  # noqa: E402
-                         seconds, spin_lean)
+                         seconds, spin_lean, wait_in_arm_time)
 
 PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
                           inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
@@ -124,10 +124,8 @@ class Rig:
         spin_lean(self.executor, lambda: self.spinning)
 
     def wait(self, predicate, timeout):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and not predicate():
-            time.sleep(0.02)
-        return predicate()
+        """Wait for ``predicate``: ``timeout`` s, of the arm's time too (a slow lockstep)."""
+        return wait_in_arm_time(predicate, timeout, self.stamp)
 
     def ready(self):
         assert self.ctrl.wait_log('ready in', 60), self.ctrl.log()[-2000:]

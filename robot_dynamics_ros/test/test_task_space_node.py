@@ -41,7 +41,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, crba, frame_jacobian,  # no
 
 from conftest import ROBOTS, driver_rate, erd_root  # noqa: E402
 from ros_harness import (DrainingExecutor, NodeProcess, record, ros_list,  # noqa: E402
-                         seconds, set_parameters, spin_lean)
+                         seconds, set_parameters, spin_lean, wait_in_arm_time)
 
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.5, -1.9, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])}
@@ -108,10 +108,8 @@ class Rig:
         spin_lean(self.executor, lambda: self.spinning)
 
     def wait(self, predicate, timeout):
-        end = time.monotonic() + timeout
-        while time.monotonic() < end and not predicate():
-            time.sleep(0.02)
-        return predicate()
+        """Wait for ``predicate``: ``timeout`` s, of the arm's time too (a slow lockstep)."""
+        return wait_in_arm_time(predicate, timeout, self.arm_time)
 
     def ready(self, task=True, keep=()):
         """
@@ -140,8 +138,8 @@ class Rig:
             getattr(self, name).pause()
 
     def arm_time(self):
-        """Return the stamp (s) of the latest joint state: the arm's time (simulated)."""
-        return seconds_of(self.states[-1])
+        """Return the stamp (s) of the latest joint state: the arm's time (or -inf: none yet)."""
+        return seconds_of(self.states[-1]) if len(self.states) else -np.inf
 
     def advance(self, seconds, timeout=30.0):
         """Wait until the joint states' stamps have advanced by ``seconds`` (simulated time)."""
