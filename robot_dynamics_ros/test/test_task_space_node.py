@@ -179,7 +179,9 @@ class Rig:
         assert self.wait(future.done, 10) and future.result().success
 
     def set_params(self, **values):
-        return set_parameters(self.params, self.wait, values, timeout=10.0).results
+        # a guard against a hang: in lockstep on a loaded machine the parameter service waits
+        # behind the joint states the controller answers flat out
+        return set_parameters(self.params, self.wait, values, timeout=30.0).results
 
     def still(self, seconds=0.5):
         """Return the largest joint speed over the last ``seconds`` of joint_states."""
