@@ -139,12 +139,10 @@ def pytest_runtest_protocol(item, nextitem):
     # real time. Taken before the test's clock starts: --durations leaves the wait out
     ros = item.get_closest_marker('offline') is None
     if ros:
-        LOCK.realtime_test(item.get_closest_marker('realtime') is not None)
-        LOCK.test_started()
+        LOCK.test_started(realtime=item.get_closest_marker('realtime') is not None)
     own, kids = time.process_time(), resource.getrusage(resource.RUSAGE_CHILDREN)
     yield
     if ros:
-        LOCK.realtime_test(False)
         LOCK.test_finished()
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     CPU[item.nodeid] = (time.process_time() - own,

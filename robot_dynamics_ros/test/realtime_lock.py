@@ -50,20 +50,17 @@ class MachineLock:
         self.fd = self.gate = None
         self.mode = None            # None, 'shared' or 'exclusive': what this session holds
         self.in_test = False        # a test of the ROS part is running
-        self.marked = 0             # a test marked realtime is running
+        self.marked = False         # the running test is marked realtime
         self.loops = weakref.WeakSet()   # processes looping in real time (with alive())
         self.waited = 0.0           # seconds spent waiting for the lock (the summary prints it)
 
-    def test_started(self):
-        self.in_test = True
+    def test_started(self, realtime=False):
+        """A test of the ROS part starts (``realtime``: it is marked so)."""
+        self.in_test, self.marked = True, realtime
         self.settle()
 
     def test_finished(self):
-        self.in_test = False
-        self.settle()
-
-    def realtime_test(self, running):
-        self.marked = int(running)
+        self.in_test = self.marked = False
         self.settle()
 
     def start_loop(self, process, start):

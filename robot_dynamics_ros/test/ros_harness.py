@@ -100,18 +100,17 @@ def answered(call, wait, timeout=20.0, again=2.0, what='the request'):
 
     def done():
         return any(f.done() for f in futures)
-    while True:
-        futures.append(call())
-        if wait(done, max(0.0, min(again, deadline - time.monotonic()))) or done():
-            result = next(f for f in futures if f.done()).result()
-            for f in futures:
-                if not f.done():
-                    f.cancel()
-            return result
-        if time.monotonic() >= deadline:
-            for f in futures:
+    try:
+        while True:
+            futures.append(call())
+            if wait(done, max(0.0, min(again, deadline - time.monotonic()))) or done():
+                return next(f for f in futures if f.done()).result()
+            if time.monotonic() >= deadline:
+                raise AssertionError(f'{what} did not answer in {timeout} s')
+    finally:
+        for f in futures:
+            if not f.done():
                 f.cancel()
-            raise AssertionError(f'{what} did not answer in {timeout} s')
 
 
 def call_service(node, client, request, timeout=20.0):
@@ -198,13 +197,18 @@ def record(node, msg_type, topic, depth=1000):
 LEAN_PAUSE = 0.002
 
 
+def latest_stamp(states):
+    """Return the stamp (s) of the latest of ``states`` (JointState), the arm's time; or -inf."""
+    return seconds(states[-1].header.stamp) if len(states) else -np.inf
+
+
 def wait_in_arm_time(predicate, timeout, arm_time, stall=15.0, poll=0.02):
     """
     Wait until ``predicate()``: ``timeout`` s of wall time, and on as long as the arm is slower.
 
-    ``arm_time()``: the arm's time (its latest joint state's stamp; simulated in lockstep, -inf
-    before any). A simulation in lockstep runs as fast as the machine lets it, slower than the
-    wall's time on a loaded one (panda's 1 kHz steps: under 170 a second in a fresh-clone CI, so
+    ``arm_time()``: the arm's time (``latest_stamp``: simulated in lockstep, -inf before any).
+    A simulation in lockstep runs as fast as the machine lets it, slower than the wall's time on
+    a loaded one (panda's 1 kHz steps: under 170 a second in a fresh-clone CI, so
     "5 s of the arm's time within 30 s" failed a loop that was only slow). Past the wall's
     ``timeout`` the wait goes on until ``timeout`` s of the arm's time have passed too, unless the
     arm's time stood still for ``stall`` s (a hang). In real time, where both clocks run alike,
@@ -217,7 +221,7 @@ def wait_in_arm_time(predicate, timeout, arm_time, stall=15.0, poll=0.02):
         if t > last:
             last, moved = t, now
         if now - wall0 >= timeout and (not t - arm0 < timeout or now - moved >= stall):
-            return predicate()        # (no arm time at the start: t - arm0 is nan, wall only)
+            return predicate()    # (no arm time at the start: t - arm0 is inf or nan: wall only)
         time.sleep(poll)
     return True
 

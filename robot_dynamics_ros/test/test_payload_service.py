@@ -52,7 +52,7 @@ from robot_dynamics_ros.tools.identify import with_payload_link  # noqa: E402
 
 from conftest import ROBOTS, driver_rate, erd_root  # noqa: E402
 from ros_harness import (DrainingExecutor, NodeProcess, record, Recorded, ros_list,  # noqa: E402
-                         seconds, spin_lean, wait_in_arm_time)
+                         latest_stamp, spin_lean, wait_in_arm_time)
 
 PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
                           inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
@@ -140,7 +140,7 @@ class Rig:
 
     def stamp(self):
         """Return the time (s) the latest joint state received is stamped with, or -inf."""
-        return seconds(self.states[-1].header.stamp) if self.states else -np.inf
+        return latest_stamp(self.states)
 
     def settle(self, duration):
         """Wait ``duration`` s of the arm's time (joint states' stamps: simulated in lockstep)."""

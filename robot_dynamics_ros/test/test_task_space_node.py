@@ -41,7 +41,8 @@ from robot_dynamics_ros.dynamics import (RobotModel, crba, frame_jacobian,  # no
 
 from conftest import ROBOTS, driver_rate, erd_root  # noqa: E402
 from ros_harness import (DrainingExecutor, NodeProcess, record, ros_list,  # noqa: E402
-                         seconds, set_parameters, spin_lean, wait_in_arm_time)
+                         latest_stamp, seconds, set_parameters, spin_lean,
+                         wait_in_arm_time)
 
 ARMS = {'ur5': ('tool0', [0.0, -1.2, 1.5, -1.9, -1.57, 0.0]),
         'panda': ('panda_hand', [0.0, -0.5, 0.0, -2.0, 0.0, 1.6, 0.8, 0.02, 0.02])}
@@ -139,7 +140,7 @@ class Rig:
 
     def arm_time(self):
         """Return the stamp (s) of the latest joint state: the arm's time (or -inf: none yet)."""
-        return seconds_of(self.states[-1]) if len(self.states) else -np.inf
+        return latest_stamp(self.states)
 
     def advance(self, seconds, timeout=30.0):
         """Wait until the joint states' stamps have advanced by ``seconds`` (simulated time)."""
