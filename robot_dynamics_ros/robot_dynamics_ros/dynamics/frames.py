@@ -49,7 +49,7 @@ import numpy as np
 from numba import njit, types
 
 from .algorithms import _state, crba
-from .kernels import _model, _view, _ws_rnea, entry_point, split_data
+from .kernels import _model, _view, _ws_rnea, body_velocity, entry_point, split_data
 from .spatial import Xmotion, crm_add, jcalc
 
 REFERENCES = ('world', 'local', 'local_world_aligned')
@@ -110,15 +110,13 @@ def FrameKin(model, ws, wc, q, qd, F, T, J, acc):
             X0[i, 3, 2] = P[3, 2] + P[0, 2] * r0 + P[1, 2] * r1 + P[2, 2] * r2
         if qd is not None and acc is not None:
             # v[i] = Xup[i] v[p] + S[i] qd[i];  a[i] = Xup[i] a[p] + v[i] x S[i] qd[i]
+            # (a[base] = 0: the frame's acceleration from qd alone, no gravity)
+            body_velocity(v, i, p, Xup, S, qd)
             if p < 0:
                 for c in range(6):
-                    v[i, c] = S[i, c] * qd[i]
                     a[i, c] = 0.0
             else:
-                Xmotion(v[i], Xup[i], v[p])
                 Xmotion(a[i], Xup[i], a[p])
-                for c in range(6):
-                    v[i, c] += S[i, c] * qd[i]
             crm_add(a[i], v[i], S[i], qd[i])
     # the frame: Ef = E_f E0[body] (world -> frame), rf its origin in world coordinates
     # T[:3, :3] = Ef^T (frame axes in world coordinates), T[:3, 3] = rf

@@ -219,33 +219,53 @@ def _ws_aba(ws, n):
 
 # ---- the algorithms, in spatial_v2's terms ------------------------------------------------------
 
+@njit(cache=True, inline='always', fastmath={'contract'})
+def forward_body(i, model, n, ws, q, qd, qdd, a0):
+    """
+    Body i's step of the RNEA's forward pass (``ID.m``): Xup[i], v[i] and a[i] in ``ws``.
+
+    ``a0`` is the base's acceleration (-a_grav); ``qd`` or ``qdd`` None: zero. The one forward
+    pass of ``ID`` and ``Regressor``; ``FDab``, ``momentum`` and ``FrameKin`` take its velocity
+    part (``body_velocity``). Returns the parent's index (-1: the base).
+    """
+    parent, jtype, S, Xtree, axis, _, _, _ = _model(model, n)
+    Xup, v, a, _, _ = _ws_rnea(ws, n)
+    jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])                  # Xup[i] = XJ Xtree[i]
+    p = int(parent[i])
+    if qd is not None:
+        body_velocity(v, i, p, Xup, S, qd)
+    # a[i] = Xup[i] a[p] + S[i] qdd[i] + v[i] x S[i] qd[i]     (a[base] = -a_grav)
+    Xmotion(a[i], Xup[i], a0 if p < 0 else a[p])
+    if qdd is not None:
+        for k in range(6):
+            a[i, k] += S[i, k] * qdd[i]
+    if qd is not None:
+        crm_add(a[i], v[i], S[i], qd[i])
+    return p
+
+
+@njit(cache=True, inline='always', fastmath={'contract'})
+def body_velocity(v, i, p, Xup, S, qd):
+    """v[i] = Xup[i] v[p] + S[i] qd[i] (v[base] = 0), Xup[i] already computed."""
+    if p < 0:
+        for k in range(6):
+            v[i, k] = S[i, k] * qd[i]
+    else:
+        Xmotion(v[i], Xup[i], v[p])
+        for k in range(6):
+            v[i, k] += S[i, k] * qd[i]
+
+
 @njit(cache=True, fastmath={'contract'})
 def ID(model, ws, q, qd, qdd, f_ext, tau):
     """Compute inverse dynamics tau by the recursive Newton-Euler algorithm (``ID.m``)."""
     n = tau.shape[0]
-    parent, jtype, S, Xtree, axis, I, armature, a_grav = _model(model, n)
+    parent, _, S, _, _, I, armature, a_grav = _model(model, n)
     Xup, v, a, f, t = _ws_rnea(ws, n)
     for k in range(6):
         t[0, k] = -a_grav[k]
     for i in range(n):
-        jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])              # Xup[i] = XJ Xtree[i]
-        p = int(parent[i])
-        # v[i] = Xup[i] v[p] + S[i] qd[i]
-        if qd is not None:
-            if p < 0:
-                for k in range(6):
-                    v[i, k] = S[i, k] * qd[i]
-            else:
-                Xmotion(v[i], Xup[i], v[p])
-                for k in range(6):
-                    v[i, k] += S[i, k] * qd[i]
-        # a[i] = Xup[i] a[p] + S[i] qdd[i] + v[i] x S[i] qd[i]     (a[base] = -a_grav)
-        Xmotion(a[i], Xup[i], t[0] if p < 0 else a[p])
-        if qdd is not None:
-            for k in range(6):
-                a[i, k] += S[i, k] * qdd[i]
-        if qd is not None:
-            crm_add(a[i], v[i], S[i], qd[i])
+        forward_body(i, model, n, ws, q, qd, qdd, t[0])                 # Xup[i], v[i], a[i]
         # f[i] = I[i] a[i] + v[i] x* I[i] v[i] - f_ext[i]
         Imul(f[i], I[i], a[i])
         if qd is not None:
@@ -326,14 +346,8 @@ def FDab(model, ws, q, qd, tau, f_ext, qdd):
     for i in range(n):
         jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])              # Xup[i] = XJ Xtree[i]
         p = int(parent[i])
-        # v[i] = Xup[i] v[p] + S[i] qd[i];   c[i] = v[i] x S[i] qd[i]
-        if p < 0:
-            for k in range(6):
-                v[i, k] = S[i, k] * qd[i]
-        else:
-            Xmotion(v[i], Xup[i], v[p])
-            for k in range(6):
-                v[i, k] += S[i, k] * qd[i]
+        body_velocity(v, i, p, Xup, S, qd)          # v[i] = Xup[i] v[p] + S[i] qd[i]
+        # c[i] = v[i] x S[i] qd[i]
         for k in range(6):
             c[i, k] = 0.0
         crm_add(c[i], v[i], S[i], qd[i])
@@ -562,13 +576,7 @@ def momentum(model, ws, q, qd, p, beta):
     for i in range(n):
         jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])
         pp = int(parent[i])
-        if pp < 0:
-            for k in range(6):
-                v[i, k] = S[i, k] * qd[i]
-        else:
-            Xmotion(v[i], Xup[i], v[pp])
-            for k in range(6):
-                v[i, k] += S[i, k] * qd[i]
+        body_velocity(v, i, pp, Xup, S, qd)         # v[i] = Xup[i] v[pp] + S[i] qd[i]
         Imul(h[i], I[i], v[i])                                          # h = I v
         if beta is not None:
             Xmotion(a[i], Xup[i], t[0] if pp < 0 else a[pp])            # a_g = Xup a_g[p]

@@ -38,8 +38,8 @@ from numba import njit
 
 from .algorithms import _states
 from .kernels import _check, _check_batch, _model, _row, _sig, _view, _ws_rnea, entry_point, \
-    split_data
-from .spatial import Xmotion, XTforce, crm_add, dot6, jcalc
+    forward_body, split_data
+from .spatial import XTforce, dot6
 
 _inline = njit(cache=True, inline='always', fastmath={'contract'})
 
@@ -99,25 +99,13 @@ def Regressor(model, ws, wc, q, qd, qdd, Y):
     The forward pass is ``ID``'s; the backward pass carries each body's regressor to the root.
     """
     n = q.shape[0]
-    parent, jtype, S, Xtree, axis, _, _, a_grav = _model(model, n)
+    parent, _, S, _, _, _, _, a_grav = _model(model, n)
     Xup, v, a, _, t = _ws_rnea(ws, n)
     Yb = _view(wc, 0, (10, 6))
     for k in range(6):
         t[0, k] = -a_grav[k]
     for i in range(n):
-        jcalc(Xup[i], jtype[i], axis[i], q[i], Xtree[i])              # Xup[i] = XJ Xtree[i]
-        p = int(parent[i])
-        if p < 0:
-            for k in range(6):
-                v[i, k] = S[i, k] * qd[i]
-        else:
-            Xmotion(v[i], Xup[i], v[p])
-            for k in range(6):
-                v[i, k] += S[i, k] * qd[i]
-        Xmotion(a[i], Xup[i], t[0] if p < 0 else a[p])
-        for k in range(6):
-            a[i, k] += S[i, k] * qdd[i]
-        crm_add(a[i], v[i], S[i], qd[i])
+        forward_body(i, model, n, ws, q, qd, qdd, t[0])                 # Xup[i], v[i], a[i]
     for i in range(n):
         for c in range(10 * n):
             Y[i, c] = 0.0
