@@ -284,4 +284,8 @@ NOTES = ('Also, per model joint once the model is known: default_positions.<join
          'the URDF limit: outputs are clamped to it); per commanded joint: '
          'constraints.<joint>.trajectory and constraints.<joint>.goal (float, 0.0: the path and '
          'goal position tolerances of FollowJointTrajectory goals that give none; 0: not '
-         'checked).',)
+         'checked).',
+         'The monitoring streams ~/torques, ~/external_torques, ~/current_pose and '
+         '~/external_wrench are built and published only while something subscribes to them '
+         '(volatile topics: a message without a subscriber is lost anyway); the command, '
+         '~/collision and ~/active_limits always.')

@@ -506,13 +506,17 @@ class FeedforwardNode(Node):
             state_stamp = None
         wrench = None                   # after the command: it is not on the loop's path
         self.payload_service.watch(ctrl)
+        # the streams beside the command (volatile: a message no one has subscribed to is lost
+        # anyway) are built and published only while someone listens (_listened)
         if reply.estimate:
             self.payload_service.take(ctrl.q, ctrl.qd, loop.estimate)
             if reply.publish_estimate:
                 state_stamp = state_stamp or self.turn.stamp()
-                self.external_pub.publish(out.external_of(ctrl.q, ctrl.qd, loop.estimate,
-                                                          state_stamp))
-                if ctrl.mode in TASK_MODES and ctrl.law is not None:
+                if _listened(self.external_pub):
+                    self.external_pub.publish(out.external_of(ctrl.q, ctrl.qd, loop.estimate,
+                                                              state_stamp))
+                if ctrl.mode in TASK_MODES and ctrl.law is not None and \
+                        _listened(self.wrench_pub):
                     wrench = state_stamp
         if reply.collision is not None:
             self.collision_pub.publish(out.collision_of(*reply.collision,
@@ -521,9 +525,9 @@ class FeedforwardNode(Node):
             stamp = (state_stamp if reply.answers_state else None) or self.turn.stamp()
             self.cmd_pub.publish(out.command_of(reply.command))
             every = self.values['torques_every']
-            if every and not loop.commands % every:
+            if every and not loop.commands % every and _listened(self.torque_pub):
                 self.torque_pub.publish(out.torques_of(reply.command, reply.desired, stamp))
-            if reply.pose is not None:
+            if reply.pose is not None and _listened(self.pose_pub):
                 self.pose_pub.publish(out.pose_of(reply.pose, stamp))
             if reply.limits is not None:
                 self.limits_pub.publish(ActiveLimits(
@@ -533,6 +537,15 @@ class FeedforwardNode(Node):
             # the external torques as the wrench a person pushing the task frame applies
             F = external_wrench(ctrl.law.jacobian[:, ctrl.cmd], loop.estimate[ctrl.cmd])
             self.wrench_pub.publish(out.wrench_of(F, wrench))
+
+
+def _listened(publisher):
+    """
+    Return whether any subscription matches ``publisher``.
+
+    The check took 1.8 us here, building and publishing a 9-joint JointState to no one 15.2 us.
+    """
+    return publisher.get_subscription_count() > 0
 
 
 def main(args=None):
