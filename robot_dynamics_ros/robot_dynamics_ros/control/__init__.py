@@ -21,6 +21,7 @@ from .controller import (JOINT_MODES, MODES, TASK_DEFAULTS, TIMEOUT_BEHAVIOURS, 
                          default_joints, default_task_frame, payload_model, shared_joints,
                          unknown_joint_keys)
 from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw
+from .laws import JOINT_LAWS, REACTION_LAWS
 from .limits import LIMIT_DEFAULTS, LimitLayer
 from .force import FORCE_DEFAULTS, ForceLoop, SensorInput
 from .observer import REACTIONS, MomentumObserver, over_threshold, per_joint
@@ -28,7 +29,7 @@ from .feasibility import Feasibility, check as check_trajectory
 from .trajectory import JointTrajectory, quintic
 
 __all__ = ['Controller', 'default_joints', 'payload_model', 'shared_joints', 'unknown_joint_keys',
-           'MODES',
+           'MODES', 'JOINT_LAWS', 'REACTION_LAWS',
            'TIMEOUT_BEHAVIOURS', 'JointTrajectory', 'quintic', 'MomentumObserver',
            'REACTIONS', 'over_threshold', 'per_joint', 'Feasibility', 'check_trajectory',
            'JOINT_MODES', 'TASK_MODES', 'TASK_DEFAULTS', 'PROJECTORS', 'TaskSpaceLaw',

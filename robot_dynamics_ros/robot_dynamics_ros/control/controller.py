@@ -17,7 +17,7 @@ The inverse-dynamics controller, without ROS: joint states and a desired motion 
 
 The node (``feedforward_node.py``) only turns messages into the arrays these methods take.
 
-Modes:
+Modes (the joint modes' laws and the collision reactions are the functions of ``laws.py``):
 
 - ``gravity``: tau = g(q)
 - ``feedforward``: tau = RNEA(q_d, qd_d, qdd_d) from the trajectory (g(q) when there is none)
@@ -42,13 +42,14 @@ import numpy as np
 from ..dynamics import bias_torques, frame_jacobian, frame_placement, gravity_torques, rnea
 from .feasibility import check as check_trajectory
 from .force import ForceLoop, SensorInput, at_frame, check as check_force
+from .laws import JOINT_LAWS, REACTION_LAWS
 from .limits import LimitLayer
 from .shaping import clamp
 from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, _values, external_wrench
 from .trajectory import JointTrajectory
 
-MODES = ('gravity', 'feedforward', 'computed_torque') + TASK_MODES
-JOINT_MODES = MODES[:3]
+JOINT_MODES = tuple(JOINT_LAWS)     # laws.py: gravity, feedforward, computed_torque
+MODES = JOINT_MODES + TASK_MODES
 STIFFNESS_RAMP = 0.5     # s over which a change of task.stiffness takes effect (no torque jump)
 TWIST_GAP = 0.1          # s: successive target twists further apart give no target acceleration
 STAMP_RANGE = 1.0        # s: a target pose stamped further from the state's time: its arrival
@@ -1035,25 +1036,19 @@ class Controller:
         friction = self.friction_torque(v)
         if self.friction_scale:
             self.compensated = friction
+        law = JOINT_LAWS[self.mode]
         if self.mode == 'gravity':
-            return friction + gravity_torques(m, q)
+            return friction + law(m, q, qd, des, self.kp, self.kd)
         if self.trajectory is not None and self.trajectory[0].efforts is not None:
             friction = friction + self.trajectory_effort(t)    # the points' effort feedforward
-        if self.mode == 'feedforward':
-            tau = gravity_torques(m, q) if des is None else rnea(m, *des)
-        else:
-            if des is None:
-                if self.hold is None:
-                    self.hold = q.copy()
-                des = (self.hold, np.zeros(m.n), np.zeros(m.n))
-            q_d, qd_d, qdd_d = des
-            tau = rnea(m, q, qd, qdd_d + self.kp * (q_d - q) + self.kd * (qd_d - qd))
-        return tau + friction
+        if des is None and self.mode == 'computed_torque':
+            if self.hold is None:
+                self.hold = q.copy()
+            des = (self.hold, np.zeros(m.n), np.zeros(m.n))
+        return law(m, q, qd, des, self.kp, self.kd) + friction
 
     def _reaction_torque(self, q, qd):
-        if self.reaction == 'float':
-            return gravity_torques(self.model, q)
-        return rnea(self.model, q, qd, self.kp * (self.reaction_q - q) - self.kd * qd)
+        return REACTION_LAWS[self.reaction](self.model, q, qd, self.reaction_q, self.kp, self.kd)
 
     def command(self, q, qd, t, des=None, now=None):
         """
