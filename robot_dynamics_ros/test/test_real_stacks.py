@@ -111,16 +111,18 @@ def test_arm_and_gripper_streams_merge_into_one_steady_command(ros, tmp_path):
 
 def test_a_commanded_joint_missing_or_stale_gives_the_timeout_behaviour(ros, tmp_path):
     proc, peer = start(tmp_path, 'stale', 'stale', '-p', 'on_timeout:=gravity')
+    # (before the stream starts: building the model here while the stream paused took over
+    # the node's 0.1 s in a fresh-clone CI, Jazzy, and the node named all nine joints missing)
+    model, g_default = panda_gravity(Q_ARM, [0.0, 0.0])
     try:
         peer.publish_description(robot_urdf('panda'))          # commands all 9 joints
-        # the arm's driver streams from the start, as a real one does: states that came first
-        # 0.1 s after the model (a 0.05 s poll of the log, then a loaded machine) made the node
-        # name all nine joints missing, once, and never the fingers alone
+        # the arm's driver streams from the start, as a real one does, without a pause: states
+        # that came first 0.1 s after the model (a 0.05 s poll of the log, then a loaded
+        # machine) made the node name all nine joints missing, once, and never the fingers alone
         end = time.monotonic() + 20
         while 'model "' not in proc.log() and time.monotonic() < end:
             streams(peer, 0.05, arm=Q_ARM)
         assert 'model "' in proc.log(), proc.log()
-        model, g_default = panda_gravity(Q_ARM, [0.0, 0.0])
         # only the arm reports: the fingers are missing -> on_timeout (gravity at what is known)
         streams(peer, 1.0, arm=Q_ARM)
         assert proc.wait_log("no joint_states yet for ['panda_finger_joint1', "
