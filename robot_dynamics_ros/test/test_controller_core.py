@@ -116,7 +116,7 @@ def test_limits_hardware_gravity_and_joint_subset(arm):
     with pytest.raises(ValueError, match='kp needs'):
         Controller(arm, kp=[1.0, 2.0, 3.0])
     # what the user gave, not its broadcast to every joint
-    with pytest.raises(ValueError, match=r'kd needs .*\(2\), got \[-1\.0\]$'):
+    with pytest.raises(ValueError, match=r'kd needs .*\(2\), each finite >= 0, got \[-1\.0\]$'):
         Controller(arm, kd=[-1.0])
 
 

@@ -179,8 +179,8 @@ def test_sensors_report_offset_gain_noise_and_counts():
     assert np.allclose(efforts * 100, np.round(efforts * 100))     # counts of 0.01
     pos = s.read(q + 3e-4, qd, applied)[0]
     np.testing.assert_allclose(pos, np.round((q + 3e-4) / 1e-3) * 1e-3)
-    for bad, match in ((dict(effort_gain=[0.0]), 'effort_gain must be > 0'),
-                       (dict(effort_noise=[-1.0]), 'effort_noise must be >= 0'),
+    for bad, match in ((dict(effort_gain=[0.0]), 'effort_gain needs .*, each finite > 0'),
+                       (dict(effort_noise=[-1.0]), 'effort_noise needs .*, each finite >= 0'),
                        (dict(effort_offset=[1.0, 2.0]), 'one per joint')):
         with pytest.raises(ValueError, match=match):
             Sensors(n, **bad)

@@ -25,7 +25,8 @@ import numpy as np
 from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints
 from .force import check as check_force
 from .limits import check as check_limits
-from .observer import REACTIONS, MomentumObserver, per_joint
+from ..dynamics.values import per_joint
+from .observer import REACTIONS, MomentumObserver
 from .task_space import PROJECTORS
 
 TORQUE_SOURCES = ('auto', 'measured', 'commanded')
@@ -173,9 +174,9 @@ def observer(ctrl, v, old=None):
     ValueError when the values do not fit the model.
     """
     n = ctrl.model.n
-    gain = per_joint(v['observer.gain'], n, 'observer.gain', allow_zero=False)
-    thresholds = per_joint(v['collision.thresholds'], n, 'collision.thresholds')
-    effort_gain = per_joint(v['effort_gain'], n, 'effort_gain', allow_zero=False)
+    gain = per_joint(v['observer.gain'], n, 'observer.gain', low=0.0, strict=True)
+    thresholds = per_joint(v['collision.thresholds'], n, 'collision.thresholds', low=0.0)
+    effort_gain = per_joint(v['effort_gain'], n, 'effort_gain', low=0.0, strict=True)
     if not v['observer.enabled']:
         return None, thresholds, effort_gain
     if old is not None and np.array_equal(old.model._model, ctrl.model._model) and \

@@ -40,12 +40,13 @@ import math
 import numpy as np
 
 from ..dynamics import bias_torques, frame_jacobian, frame_placement, gravity_torques, rnea
+from ..dynamics.values import per_joint
 from .feasibility import check as check_trajectory
 from .force import ForceLoop, SensorInput, at_frame, check as check_force
 from .laws import JOINT_LAWS, REACTION_LAWS
 from .limits import LimitLayer
 from .shaping import clamp
-from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, _values, external_wrench
+from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, external_wrench
 from .trajectory import JointTrajectory
 
 JOINT_MODES = tuple(JOINT_LAWS)     # laws.py: gravity, feedforward, computed_torque
@@ -98,15 +99,6 @@ def _finite6(values, what):
     a = np.asarray(values, dtype=float).ravel()
     if a.shape != (6,) or not np.all(np.isfinite(a)):
         raise ValueError(f'the {what} needs 6 finite numbers, got {a.tolist()}')
-    return a
-
-
-def _finite_vector(values, length, what):
-    a = np.asarray(values, dtype=float)
-    if a.shape != (length,):
-        raise ValueError(f'{what} needs {length} values, got {a.size}')
-    if not np.all(np.isfinite(a)):
-        raise ValueError(f'{what} contains NaN or Inf')
     return a
 
 
@@ -236,7 +228,7 @@ class Controller:
         self.set_limits(limits)
         self.force = ForceLoop(check_force(force))
         self.force_input = None       # a control.force.SensorInput (force.source sensor)
-        self.external_torques = None  # the observer's estimate (model order; source observer)
+        self.external_torques = None  # the observer's estimate at the last full_torque
         self.force_applied = np.zeros(6)    # the last wrench the arm applied (force axes' input)
         self.force_event = None       # why the force axes began to hold (for the log), once
         self.trajectory = None        # (JointTrajectory, model indices, q at arrival)
@@ -277,20 +269,24 @@ class Controller:
                              + _suggest(frame, m.frames))
         if m.frame(frame)[0] < 0 or not any(i in self.cmd for i in _ancestors(m, frame)):
             raise ValueError(f'task.frame "{frame}" is not moved by any commanded joint')
-        stiffness = _values(t['stiffness'], 6, 'task.stiffness')
+        stiffness = per_joint(t['stiffness'], 6, 'task.stiffness', low=0.0, of='axis')
         if len(t['stiffness']) != 6:
             raise ValueError(f'task.stiffness needs 6 values (N/m x3, N m/rad x3), got '
                              f'{list(t["stiffness"])}')
-        damping_ratio = _values(t['damping_ratio'], 6, 'task.damping_ratio')
-        min_damping = _values(t['min_damping'], 6, 'task.min_damping')
-        max_error = _values(t['max_error'], 2, 'task.max_error', inf=True)
+        damping_ratio = per_joint(t['damping_ratio'], 6, 'task.damping_ratio', low=0.0,
+                                  of='axis')
+        min_damping = per_joint(t['min_damping'], 6, 'task.min_damping', low=0.0, of='axis')
+        max_error = per_joint(t['max_error'], 2, 'task.max_error', low=0.0, inf=True,
+                              of='bound (m, rad)')
         if len(t['max_error']) != 2 or np.any(max_error <= 0):
             raise ValueError(f'task.max_error needs 2 values > 0 (m, rad), got '
                              f'{list(t["max_error"])}')
-        kn = _values(t['nullspace_stiffness'], k, 'nullspace.stiffness')
-        zn = _values(t['nullspace_damping_ratio'], k, 'nullspace.damping_ratio')
+        kn = per_joint(t['nullspace_stiffness'], k, 'nullspace.stiffness', low=0.0,
+                       of='commanded joint')
+        zn = per_joint(t['nullspace_damping_ratio'], k, 'nullspace.damping_ratio', low=0.0,
+                       of='commanded joint')
         posture = None if len(t['posture']) == 0 else \
-            _values(t['posture'], k, 'nullspace.posture', negative=True)
+            per_joint(t['posture'], k, 'nullspace.posture', of='commanded joint')
         if t['projector'] not in PROJECTORS:
             raise ValueError(f'nullspace.projector must be one of {PROJECTORS}, got '
                              f'"{t["projector"]}"')
@@ -610,6 +606,11 @@ class Controller:
         law.target_wrench[ax] = 0.0
         target.changed = True       # the law's copy of the target to be made again next time
 
+    def take_force_event(self):
+        """Return why the force axes began to hold since the last call (None: they did not)."""
+        why, self.force_event = self.force_event, None
+        return why
+
     def _applied_wrench(self, q, now):
         """Return (the wrench the arm applies at the task frame, root axes; why not or None)."""
         s, frame = self.force.settings, self.task['frame']
@@ -631,18 +632,36 @@ class Controller:
         return -external, None
 
     def set_gains(self, kp, kd):
-        k = len(self.joints)
         gains = []
         for name, given in (('kp', kp), ('kd', kd)):
-            given = np.asarray(given, dtype=float).ravel()
-            g = np.full(k, given[0]) if given.size == 1 else given
-            if g.shape != (k,) or not np.all(np.isfinite(g)) or np.any(g < 0):
-                raise ValueError(f'{name} needs one value >= 0 or one per commanded joint ({k}), '
-                                 f'got {given.tolist()}')
             full = np.zeros(self.base_model.n)
-            full[self.cmd] = g
+            full[self.cmd] = per_joint(given, len(self.joints), name, low=0.0,
+                                       of='commanded joint')
             gains.append(full)
         self.kp, self.kd = gains
+
+    def gains(self):
+        """Return copies of (kp, kd) in model order (zero for the joints not commanded)."""
+        return self.kp.copy(), self.kd.copy()
+
+    def set_model_gains(self, kp, kd):
+        """Take (kp, kd) in model order, as ``gains`` gives them (the payload service's)."""
+        self.kp, self.kd = (per_joint(g, self.base_model.n, name, low=0.0, of='model joint',
+                                      one=False) for g, name in ((kp, 'kp'), (kd, 'kd')))
+
+    def set_friction_share(self, scale):
+        """Compensate a share ``scale`` (0..1) of the friction set by the last call below."""
+        if not 0.0 <= scale <= 1.0:
+            raise ValueError(f'friction_compensation must be in [0, 1], got {scale}')
+        self.friction_scale = float(scale)
+
+    def expect_unknown_load(self, unknown):
+        """
+        Say whether a load the model lacks is on the arm (``~/estimate_payload`` runs).
+
+        The limits layer then takes the observer's estimate for that load, not for a push.
+        """
+        self.limit_layer.unknown_load = bool(unknown)
 
     def set_friction_compensation(self, scale, damping=None, friction=None, epsilon=0.01,
                                   offset=None):
@@ -654,31 +673,18 @@ class Controller:
         sign; None: the model's, zero from a URDF): b qd + fc tanh(qd / ``epsilon``) + fo, what
         ``robot-dynamics identify`` fits. The observer takes all of it (``model_friction``).
         """
-        if not 0.0 <= scale <= 1.0:
-            raise ValueError(f'friction_compensation must be in [0, 1], got {scale}')
+        self.set_friction_share(scale)
         if not epsilon > 0:
             raise ValueError(f'friction_velocity_epsilon must be > 0, got {epsilon}')
-        m, values = self.base_model, []
-        for name, given, urdf in (('damping', damping, m.damping),
-                                  ('friction', friction, m.friction)):
-            x = urdf.copy() if given is None or len(given) == 0 else \
-                np.asarray(given, dtype=float).ravel()
-            if x.size == 1:
-                x = np.full(m.n, x[0])
-            if x.shape != (m.n,) or not np.all(np.isfinite(x)) or np.any(x < 0):
-                raise ValueError(f'{name} needs one value >= 0 or one per model joint ({m.n}), '
-                                 f'got {x.tolist()}')
-            values.append(x)
-        fo = m.torque_offset.copy() if offset is None or len(offset) == 0 else \
-            np.asarray(offset, dtype=float).ravel()
-        if fo.size == 1:
-            fo = np.full(m.n, fo[0])
-        if fo.shape != (m.n,) or not np.all(np.isfinite(fo)):
-            raise ValueError(f'torque_offset needs one value or one per model joint ({m.n}), '
-                             f'each finite, got {fo.tolist()}')
-        self.friction_scale, self.friction_epsilon = float(scale), float(epsilon)
-        self.friction_b, self.friction_fc = values
-        self.friction_fo = fo
+        m = self.base_model
+        values = [per_joint(urdf if given is None or len(given) == 0 else given, m.n, name,
+                            low=low, of='model joint')
+                  for name, given, urdf, low in (('damping', damping, m.damping, 0.0),
+                                                 ('friction', friction, m.friction, 0.0),
+                                                 ('torque_offset', offset, m.torque_offset,
+                                                  None))]
+        self.friction_epsilon = float(epsilon)
+        self.friction_b, self.friction_fc, self.friction_fo = values
         self._friction_tmp = np.empty(m.n)
         self._at_rest = np.zeros(m.n)
 
@@ -875,6 +881,24 @@ class Controller:
         self._all_received = bool(self.received[self.cmd].all())
         self.q[~self.received] = self.default_q[~self.received]
 
+    def carry_on_from(self, other):
+        """
+        Go on with what ``other`` (these parameters' predecessor, the same model) was doing.
+
+        The state, the collision reaction and the task (``take_task``); the trajectory when the
+        commanded joints stay and this is a joint mode, the held position when the mode stays
+        too. Return False when a running trajectory is dropped (a task mode, or other joints).
+        """
+        self.take_state(other)
+        self.reaction, self.reaction_q = other.reaction, other.reaction_q
+        kept = self.joints == other.joints and self.mode not in TASK_MODES
+        if kept:
+            self.trajectory = other.trajectory
+            if self.mode == other.mode:
+                self.hold = other.hold
+        self.take_task(other)
+        return kept or other.trajectory is None
+
     def take_motion(self, other):
         """
         Carry the running trajectory and the held position over from another Controller.
@@ -944,7 +968,7 @@ class Controller:
         if traj.end_time < now:
             raise ValueError(f'the trajectory ended {now - traj.end_time:.3f} s ago '
                              f'(stamped start + last time_from_start is in the past)')
-        self.trajectory = (traj, idx, q.copy())
+        self.trajectory, self.hold = (traj, idx, q.copy()), None
         return traj
 
     def check_trajectory(self, joint_names, times, positions, velocities=None, accelerations=None,
@@ -995,15 +1019,18 @@ class Controller:
         return q_, qd_, qdd_
 
     # ---- outputs ---------------------------------------------------------------------------
-    def full_torque(self, q, qd, t, des=None, now=0.0):
+    def full_torque(self, q, qd, t, des=None, now=0.0, external=None):
         """
         Compute torques for every model joint, before joint selection and clamping.
 
         What the drives are to add to what they do themselves: the mode's (or the reaction's)
         torque, less g(q) where the hardware compensates gravity (``_drive``). ``des``: the
         desired state at t when the caller has it already. ``now``: the time (s) of the state,
-        for the task modes' stiffness ramp.
+        for the task modes' stiffness ramp. ``external``: the observer's estimate of the
+        external torques (model order; None: none), the force axes' input with ``force.source``
+        observer.
         """
+        self.external_torques = external
         return self._drive(self._law_torque(q, qd, t, des, now), q)
 
     def _drive(self, tau, q):
@@ -1092,10 +1119,10 @@ class Controller:
         if unknown:
             raise ValueError(f'unknown joints {unknown}')
         k = len(names)
-        pos = _finite_vector(position, k, 'position')
-        vel = np.zeros(k) if len(velocity) == 0 else _finite_vector(velocity, k, 'velocity')
-        acc = (np.zeros(k) if len(acceleration) == 0 else
-               _finite_vector(acceleration, k, 'acceleration'))
+        pos, vel, acc = (np.zeros(k) if what != 'position' and len(x) == 0 else
+                         per_joint(x, k, what, of='name', one=False)
+                         for x, what in ((position, 'position'), (velocity, 'velocity'),
+                                         (acceleration, 'acceleration')))
         m = self.model
         idx = np.array([m.index(j) for j in names], dtype=np.int64)
         q, qd, qdd = self.default_q.copy(), np.zeros(m.n), np.zeros(m.n)

@@ -74,6 +74,7 @@ import numpy as np
 
 from ..dynamics import frame_jacobian, frame_placement
 from ..dynamics.kernels import entry_point, HandC_H, ID, split_data
+from ..dynamics.values import per_joint
 
 # what limits= takes, with the defaults (the node's parameters limits.*)
 LIMIT_DEFAULTS = dict(position_margin=0.05, position_gain=10.0, velocity_scale=1.0,
@@ -398,15 +399,6 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
         out[a] = x
 
 
-def _per_joint(values, k, name):
-    a = np.array(values, dtype=float).ravel()       # its own copy (joint_bounds takes it)
-    a = np.full(k, a[0]) if a.size == 1 else a
-    if a.shape != (k,) or np.any(np.isnan(a)) or np.any(a <= 0):
-        raise ValueError(f'{name} needs one value > 0 or one per commanded joint ({k}), got '
-                         f'{np.asarray(values).ravel().tolist()}')
-    return a
-
-
 def check(settings):
     """Raise ValueError naming the parameter for a setting that cannot be (no model needed)."""
     s = dict(LIMIT_DEFAULTS, **(settings or {}))
@@ -448,7 +440,8 @@ class LimitLayer:
         self.rate = (np.maximum(np.where(np.isfinite(self.effort), RATE_PER_EFFORT * self.effort,
                                          MIN_RATE), MIN_RATE)
                      if len(s['max_torque_rate']) == 0 else
-                     _per_joint(s['max_torque_rate'], k, 'limits.max_torque_rate'))
+                     per_joint(s['max_torque_rate'], k, 'limits.max_torque_rate', low=0.0,
+                               strict=True, inf=True, of='commanded joint'))
         self.tool_speed = float(s['tool_speed'])
         self.lower, self.upper, self.kp = soft_limits(model, self.cmd, self.margin, self.gain)
         self.vmax = model.velocity_limits[self.cmd] * self.scale
@@ -491,6 +484,10 @@ class LimitLayer:
     def watches_frame(self):
         """Whether a workspace box or a tool speed limit is set."""
         return self.box is not None or math.isfinite(self.tool_speed)
+
+    def drop_box(self):
+        """Stop using the workspace box (the arm was found outside it: see ``outside``)."""
+        self.box = None
 
     def outside(self, q):
         """Return why the frame at q is outside the workspace box (None: inside or no box)."""

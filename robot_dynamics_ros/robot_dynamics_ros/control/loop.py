@@ -202,16 +202,9 @@ class ControlLoop:
         """
         old = self.ctrl
         if old is not None:
-            ctrl.take_state(old)
-            ctrl.reaction, ctrl.reaction_q = old.reaction, old.reaction_q
-            if ctrl.joints == old.joints and ctrl.mode not in TASK_MODES:
-                ctrl.trajectory = old.trajectory
-                if ctrl.mode == old.mode:
-                    ctrl.hold = old.hold
-            elif old.trajectory is not None:
+            if not ctrl.carry_on_from(old):
                 self.log.info('mode', f'mode {ctrl.mode}: the running trajectory is dropped; '
                                       f'the task target is the frame\'s pose now', 0.0)
-            ctrl.take_task(old)
             if ctrl.mode in TASK_MODES and ctrl.mode != old.mode:
                 self.log.info('mode', f'mode {ctrl.mode}: frame {ctrl.task["frame"]}, target '
                                       f'its pose now; targets on {target_topic}', 0.0)
@@ -413,11 +406,10 @@ class ControlLoop:
         external = self.estimate if self.observer is not None and self.estimates else None
         if ctrl.mode in TASK_MODES:
             self._target_timeout(now)
-            ctrl.external_torques = external
-        full = ctrl.full_torque(ctrl.q, ctrl.qd, t, des, at)
-        if ctrl.force_event is not None:
-            self.log.warning('force', f'force control: {ctrl.force_event}')
-            ctrl.force_event = None
+        full = ctrl.full_torque(ctrl.q, ctrl.qd, t, des, at, external)
+        event = ctrl.take_force_event()
+        if event is not None:
+            self.log.warning('force', f'force control: {event}')
         if not self.box_checked:
             self._check_box()
         tau, clamped = self.shaper.shape(ctrl, full, at, now, external)
@@ -454,7 +446,7 @@ class ControlLoop:
         layer = self.ctrl.limit_layer
         outside = layer.outside(self.ctrl.q)
         if outside:
-            layer.box = None
+            layer.drop_box()
             self.log.error(f'limits.workspace ignored: {outside}; a box must contain the frame '
                            f'where the arm is (its walls would push it there): move the arm '
                            f'in, or set a box around it')
@@ -687,7 +679,6 @@ class ControlLoop:
                                 qd=ctrl.qd, efforts=efforts)
         except ValueError as e:
             raise Refused(INVALID_GOAL, str(e)) from None
-        ctrl.hold = None
         self._end_goal(ABORTED, INVALID_GOAL, 'replaced by a new goal', hold=False)
         self.goal = Goal(ctrl.joints, times, path, goal_tol, goal_time, start, scale, notify)
         self.goal.trajectory = ctrl.trajectory

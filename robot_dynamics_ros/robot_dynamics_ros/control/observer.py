@@ -214,18 +214,6 @@ class MomentumObserver:
 REACTIONS = ('none', 'hold', 'float')
 
 
-def per_joint(values, n, what, allow_zero=True):
-    """Return one value for all joints or one per joint as n floats >= 0 (ValueError)."""
-    x = np.asarray(values, dtype=float).ravel()
-    if x.size == 1:
-        x = np.full(n, x[0])
-    if x.shape != (n,) or not np.all(np.isfinite(x)) or np.any(x < 0) or (
-            not allow_zero and np.any(x == 0)):
-        raise ValueError(f'{what} needs one value or one per joint ({n}), each '
-                         f'{">= 0" if allow_zero else "> 0"}, got {np.asarray(values).tolist()}')
-    return x
-
-
 def over_threshold(r, thresholds):
     """Return the indices of the joints whose ``|r|`` exceeds a threshold (0: not watched)."""
     return np.flatnonzero((thresholds > 0) & (np.abs(r) > thresholds))

@@ -345,17 +345,18 @@ def take_over(ctrl, period, chain):
     (those that move the link; z1's gripper at kp 1e4 ran away), each at most its
     ``effort_frequency`` at the pose it is at. Return what ``hand_back`` restores.
     """
-    saved = (ctrl.kp, ctrl.kd, ctrl.friction_scale, ctrl.model, float(period))
+    saved = (*ctrl.gains(), ctrl.friction_scale, ctrl.model, float(period))
     # held where it is: the pose it held (a finished trajectory's end) is where the node's
     # softer gains let an unmodelled tool sag from, by up to a radian on a light wrist; the
     # stiffer gains would snap the arm back
     ctrl.hold_here()
     kp, kd = service_gains(ctrl.kp, ctrl.kd, period, effort_frequency(ctrl))
-    ctrl.kp, ctrl.kd = ctrl.kp.copy(), ctrl.kd.copy()
+    new_kp, new_kd = ctrl.gains()
     chain = np.asarray(chain, dtype=np.int64)       # the others (a gripper's fingers) keep theirs
-    ctrl.kp[chain], ctrl.kd[chain] = kp[chain], kd[chain]
-    ctrl.friction_scale = 0.0
-    ctrl.limit_layer.unknown_load = True
+    new_kp[chain], new_kd[chain] = kp[chain], kd[chain]
+    ctrl.set_model_gains(new_kp, new_kd)
+    ctrl.set_friction_share(0.0)
+    ctrl.expect_unknown_load(True)
     return saved
 
 
@@ -385,10 +386,11 @@ def carry(ctrl, saved, fit, Q, d):
     j = ctrl.cmd[d[ctrl.cmd] > 0]
     need = hold[j] / (inertia[j] * d[j] / 4)
     w_max = MAX_BANDWIDTH / max(saved[4], 1e-6)
-    raise_ = need > ctrl.kp[j]
-    kp = np.minimum(need, w_max * w_max)
-    ctrl.kp[j] = np.where(raise_, np.maximum(kp, ctrl.kp[j]), ctrl.kp[j])
-    ctrl.kd[j] = np.where(raise_, 2.0 * np.sqrt(ctrl.kp[j]), ctrl.kd[j])
+    kp, kd = ctrl.gains()
+    raise_ = need > kp[j]
+    kp[j] = np.where(raise_, np.maximum(np.minimum(need, w_max * w_max), kp[j]), kp[j])
+    kd[j] = np.where(raise_, 2.0 * np.sqrt(kp[j]), kd[j])
+    ctrl.set_model_gains(kp, kd)
     return carried
 
 
@@ -404,14 +406,15 @@ def compensate(ctrl, chain):
     chain = np.asarray(chain, dtype=np.int64)
     if not (np.any(ctrl.friction_fc[chain] > 0) or np.any(ctrl.friction_b[chain] > 0)):
         return False
-    ctrl.friction_scale = 1.0
+    ctrl.set_friction_share(1.0)
     return True
 
 
 def hand_back(ctrl, saved):
     """Give the controller back what ``take_over`` saved."""
-    ctrl.kp, ctrl.kd, ctrl.friction_scale = saved[:3]
-    ctrl.limit_layer.unknown_load = False
+    ctrl.set_model_gains(*saved[:2])
+    ctrl.set_friction_share(saved[2])
+    ctrl.expect_unknown_load(False)
     if ctrl.model is not saved[3]:
         ctrl.swap_model(saved[3])
 

@@ -63,6 +63,7 @@ from ..dynamics.frames import FrameKin, descriptor
 from ..dynamics.frames import SINGULAR_RATIO
 from ..dynamics.kernels import ID, _crba, _view, entry_point, split_data
 from ..dynamics.linalg import cholesky, cholesky_solve
+from ..dynamics.values import per_joint
 
 TASK_MODES = ('cartesian_impedance', 'operational_space')
 PROJECTORS = ('dynamic', 'kinematic')
@@ -393,32 +394,32 @@ class TaskSpaceLaw:
         self._set('mode', [TASK_MODES.index(mode)])
 
     def set_stiffness(self, K):
-        self._set('K', _values(K, 6, 'task.stiffness'))
+        self._set('K', per_joint(K, 6, 'task.stiffness', low=0.0, of='axis'))
 
     def set_damping_ratio(self, zeta):
-        self._set('zeta', _values(zeta, 6, 'task.damping_ratio'))
+        self._set('zeta', per_joint(zeta, 6, 'task.damping_ratio', low=0.0, of='axis'))
 
     def set_min_damping(self, D_min):
-        self._set('D_min', _values(D_min, 6, 'task.min_damping'))
+        self._set('D_min', per_joint(D_min, 6, 'task.min_damping', low=0.0, of='axis'))
 
     def set_max_error(self, max_error):
-        m = _values(max_error, 2, 'task.max_error', inf=True)
-        if np.any(m <= 0):
-            raise ValueError(f'task.max_error needs 2 values > 0 (m, rad), got {m.tolist()}')
-        self._set('max_error', m)
+        self._set('max_error', per_joint(max_error, 2, 'task.max_error', low=0.0,
+                                         strict=True, inf=True, of='bound (m, rad)'))
 
     def set_nullspace(self, stiffness, damping_ratio, posture, projector):
         k = len(self.cmd)
         if projector not in PROJECTORS:
             raise ValueError(f'nullspace.projector must be one of {PROJECTORS}, got '
                              f'"{projector}"')
-        self._set('Kn', _values(stiffness, k, 'nullspace.stiffness'))
-        self._set('zeta_n', _values(damping_ratio, k, 'nullspace.damping_ratio'))
-        self._set('posture', _values(posture, k, 'nullspace.posture', negative=True))
+        for key, x, what, low in (('Kn', stiffness, 'nullspace.stiffness', 0.0),
+                                  ('zeta_n', damping_ratio, 'nullspace.damping_ratio', 0.0),
+                                  ('posture', posture, 'nullspace.posture', None)):
+            self._set(key, per_joint(x, k, what, low=low, of='commanded joint'))
         self._set('projector', [PROJECTORS.index(projector)])
 
     def set_limits(self, limits):
-        self._set('limits', _values(limits, len(self.cmd), 'effort limits', inf=True))
+        self._set('limits', per_joint(limits, len(self.cmd), 'effort limits', low=0.0, inf=True,
+                                      of='commanded joint'))
 
     def set_target(self, position, rotation, twist=None, acceleration=None, wrench=None):
         """Set the target pose (p in m; R a 3x3 rotation matrix), twist, acceleration, wrench."""
@@ -443,15 +444,3 @@ def external_wrench(J, r):
     (to mu), the least-squares fit when k > 6.
     """
     return np.linalg.solve(J @ J.T + SINGULARITY_DAMPING * np.eye(6), J @ r)
-
-
-def _values(x, k, what, inf=False, negative=False):
-    """Return x as k finite values (one broadcast), >= 0 unless ``negative`` (ValueError)."""
-    a = np.asarray(x, dtype=float).ravel()
-    if a.size == 1:
-        a = np.full(k, a[0])
-    ok = a.shape == (k,) and not np.any(np.isnan(a)) and (inf or np.all(np.isfinite(a)))
-    if not ok or (not negative and np.any(a < 0)):
-        raise ValueError(f'{what} needs one value or {k}, each finite{"" if negative else " >= 0"}'
-                         f', got {a.tolist()}')
-    return a

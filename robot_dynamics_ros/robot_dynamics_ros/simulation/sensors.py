@@ -29,23 +29,18 @@ The noise is white, Gaussian, from a generator seeded with ``seed`` (reproducibl
 """
 import numpy as np
 
+from ..dynamics.values import per_joint
+
 FIELDS = ('effort_offset', 'effort_gain', 'effort_noise', 'effort_resolution',
           'position_noise', 'position_resolution', 'velocity_noise')
 
 
 def _values(x, n, name, default):
-    v = np.full(n, default) if x is None or len(np.atleast_1d(x)) == 0 else \
-        np.asarray(x, dtype=float).ravel()
-    if v.size == 1:
-        v = np.full(n, v[0])
-    if v.shape != (n,) or not np.all(np.isfinite(v)):
-        raise ValueError(f'{name} needs one value or one per joint ({n}), each finite, got '
-                         f'{np.asarray(x).tolist()}')
-    if name == 'effort_gain' and np.any(v <= 0):
-        raise ValueError(f'effort_gain must be > 0 (N m per reported unit), got {v.tolist()}')
-    if name not in ('effort_offset', 'effort_gain') and np.any(v < 0):
-        raise ValueError(f'{name} must be >= 0, got {v.tolist()}')
-    return v
+    """Return the field ``name`` (``default`` when empty): the offset any sign, the gain > 0."""
+    if x is None or len(np.atleast_1d(x)) == 0:
+        x = default
+    return per_joint(x, n, name, low=None if name == 'effort_offset' else 0.0,
+                     strict=name == 'effort_gain')
 
 
 class Sensors:

@@ -49,6 +49,7 @@ from numba import njit
 from ..dynamics import PRISMATIC
 from ..dynamics.kernels import FDab, HandC, load_overload_for
 from ..dynamics.linalg import cholesky, cholesky_solve
+from ..dynamics.values import per_joint
 from . import contact as _contact
 from .geometry import no_geometry
 from .world import World
@@ -536,20 +537,19 @@ class Simulator:
                 f'fixed')
         self.model, self.dt, self.integrator = model, float(dt), integrator
         self.restitution = float(restitution)
-        self.damping = _per_joint(model.damping if damping is None else damping, n, 'damping')
-        self.friction = _per_joint(model.friction if friction is None else friction, n, 'friction')
+        self.damping, self.friction = (
+            per_joint(model_value if given is None else given, n, name, low=0.0)
+            for given, model_value, name in ((damping, model.damping, 'damping'),
+                                             (friction, model.friction, 'friction')))
         self.static_friction = (self.friction.copy() if static_friction is None else
-                                _per_joint(static_friction, n, 'static_friction'))
+                                per_joint(static_friction, n, 'static_friction', low=0.0))
         if np.any(self.static_friction < self.friction):
             raise ValueError('static friction must be at least the Coulomb friction')
         # a friction that differs with the direction of motion: fc + a forwards, fc - a
         # backwards (and static friction alike), i.e. symmetric friction and a constant -a
         asym = np.zeros(n) if friction_asymmetry is None else \
-            np.asarray(friction_asymmetry, dtype=float).ravel()
-        if asym.size == 1:
-            asym = np.full(n, asym[0])
-        if asym.shape != (n,) or not np.all(np.isfinite(asym)) or np.any(
-                np.abs(asym) > self.friction):
+            per_joint(friction_asymmetry, n, 'friction_asymmetry')
+        if np.any(np.abs(asym) > self.friction):
             raise ValueError(f'friction_asymmetry needs one value or one per joint ({n}), each '
                              f'within +-friction {self.friction.tolist()} (a friction that '
                              f'pushes is no friction), got {asym.tolist()}')
@@ -557,12 +557,13 @@ class Simulator:
         self.v_eps = v_eps
         vlim = model.velocity_limits
         self.max_velocity = (np.where(np.isfinite(vlim), 100 * vlim, 1e3) if max_velocity is None
-                             else _per_joint(max_velocity, n, 'max_velocity'))
+                             else per_joint(max_velocity, n, 'max_velocity', low=0.0,
+                                            strict=True))
         self.lower = model.position_limits[:, 0] if position_limits else np.full(n, -np.inf)
         self.upper = model.position_limits[:, 1] if position_limits else np.full(n, np.inf)
         self.effort = model.effort_limits if effort_limits else np.full(n, np.inf)
-        self.q = np.zeros(n) if q0 is None else _per_joint(q0, n, 'initial positions').copy()
-        self.qd = np.zeros(n) if qd0 is None else _per_joint(qd0, n, 'initial velocities').copy()
+        self.q = np.zeros(n) if q0 is None else per_joint(q0, n, 'initial positions')
+        self.qd = np.zeros(n) if qd0 is None else per_joint(qd0, n, 'initial velocities')
         self.t = 0.0
         self.applied = np.zeros(n)          # the clamped command of the last step
         self.stop_torque = np.zeros(n)      # N m (N): what the stops exerted in the last step
@@ -716,8 +717,8 @@ class Simulator:
 
     def reset(self, q0, qd0=None):
         n = self.model.n
-        self.q = _per_joint(q0, n, 'initial positions').copy()
-        self.qd = np.zeros(n) if qd0 is None else _per_joint(qd0, n, 'initial velocities').copy()
+        self.q = per_joint(q0, n, 'initial positions')
+        self.qd = np.zeros(n) if qd0 is None else per_joint(qd0, n, 'initial velocities')
         self.t = 0.0
 
     # ---- friction and stops -------------------------------------------------------------------
@@ -733,8 +734,8 @@ class Simulator:
         """
         n, m = self.model.n, self._fd
         friction, stop = np.zeros(n), np.zeros(n)
-        if _resting_torques(m._model, m._ws, self._f_ext, _per_joint(q, n, 'positions'),
-                            _per_joint(qd, n, 'velocities'), _per_joint(tau, n, 'torques'),
+        if _resting_torques(m._model, m._ws, self._f_ext, per_joint(q, n, 'positions'),
+                            per_joint(qd, n, 'velocities'), per_joint(tau, n, 'torques'),
                             self.friction, self.static_friction, self.v_eps, self.lower,
                             self.upper, friction, stop, self._scratch[RW:RW + 8], self._mats,
                             self._ints[0:3]) < 0:
@@ -848,7 +849,7 @@ def initial_pose(model, joints, initial_positions=()):
         if len(initial_positions) != len(joints):
             raise ValueError(f'initial_positions needs {len(joints)} values (one per joint of '
                              f'{list(joints)}), got {len(initial_positions)}')
-        values = _per_joint(initial_positions, len(joints), 'initial_positions')
+        values = per_joint(initial_positions, len(joints), 'initial_positions')
         q0[[model.index(j) for j in joints]] = values
         return q0, 'the initial_positions parameter'
     initial = {j: v for j, v in model.ros2_control.initial_positions.items()
@@ -878,12 +879,3 @@ def start_pose(model):
     lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
     span = np.where(np.isfinite(hi - lo), hi - lo, 0.0)
     return np.clip(np.zeros(model.n), lo + START_MARGIN * span, hi - START_MARGIN * span)
-
-
-def _per_joint(values, n, what):
-    a = np.asarray(values, dtype=float).ravel()
-    if a.size == 1 and n != 1:
-        a = np.full(n, a[0])
-    if a.shape != (n,) or not np.all(np.isfinite(a)):
-        raise ValueError(f'{what} needs one finite value or one per joint ({n}), got {a.tolist()}')
-    return a

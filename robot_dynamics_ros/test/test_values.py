@@ -1,0 +1,114 @@
+# Copyright 2026 robot_dynamics_ros contributors
+#
+# Licensed under the Apache License, Version 2.0 (the "License");
+# you may not use this file except in compliance with the License.
+# You may obtain a copy of the License at
+#
+#     http://www.apache.org/licenses/LICENSE-2.0
+#
+# Unless required by applicable law or agreed to in writing, software
+# distributed under the License is distributed on an "AS IS" BASIS,
+# WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+# See the License for the specific language governing permissions and
+# limitations under the License.
+
+"""
+The one per-joint checker (dynamics/values.py) and the settings that go through it.
+
+What it takes, what it refuses and what its refusal says: the parameter's name, how many values,
+their bounds and what was given; then that the controller's, the limits', the observer's, the
+task law's and the simulator's settings all refuse alike through it.
+"""
+import numpy as np
+import pytest
+
+from conftest import robot_urdf
+from robot_dynamics_ros.control import Controller
+from robot_dynamics_ros.control.configuration import observer
+from robot_dynamics_ros.dynamics import RobotModel
+from robot_dynamics_ros.dynamics.values import per_joint
+from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation.sensors import Sensors
+
+pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
+
+
+def test_one_value_is_every_joints_and_one_per_joint_is_taken_as_given():
+    assert per_joint(2.0, 3, 'kp').tolist() == [2.0, 2.0, 2.0]
+    assert per_joint([2.0], 3, 'kp').tolist() == [2.0, 2.0, 2.0]
+    assert per_joint((1, 2, 3), 3, 'kp').tolist() == [1.0, 2.0, 3.0]
+    given = np.array([1.0, 2.0])
+    out = per_joint(given, 2, 'kp')
+    out[0] = 9.0                                    # a new array: the caller's is not touched
+    assert given.tolist() == [1.0, 2.0]
+    assert per_joint([-1.0, 0.0], 2, 'offset').tolist() == [-1.0, 0.0]     # no bound: any sign
+
+
+@pytest.mark.parametrize('values, kwargs, says', [
+    ([1.0, 2.0], {}, 'kp needs one value or one per joint (3), each finite, got [1.0, 2.0]'),
+    ([1.0, np.nan, 1.0], {}, 'kp needs one value or one per joint (3), each finite, got '
+                             '[1.0, nan, 1.0] (NaN or Inf)'),
+    ([1.0, np.inf, 1.0], {}, 'each finite, got [1.0, inf, 1.0] (NaN or Inf)'),
+    ([1.0, -1.0, 1.0], dict(low=0.0), 'each finite >= 0, got [1.0, -1.0, 1.0]'),
+    ([1.0, 0.0, 1.0], dict(low=0.0, strict=True), 'each finite > 0'),
+    ([1.0, 0.0, 1.0], dict(low=0.0, strict=True, inf=True), 'each > 0, got'),
+    ([np.nan] * 3, dict(inf=True), 'kp needs one value or one per joint (3), got'),
+    ([1.0], dict(one=False), 'kp needs 3 values (one per joint), each finite, got [1.0]'),
+    ('fast', {}, "got 'fast'"),
+    ([1.0, 2.0], dict(of='commanded joint'), 'one per commanded joint (3)'),
+])
+def test_what_cannot_be_is_refused_saying_what_is_needed_and_what_came(values, kwargs, says):
+    with pytest.raises(ValueError) as e:
+        per_joint(values, 3, 'kp', **kwargs)
+    assert says in str(e.value)
+
+
+def test_infinity_is_taken_only_where_it_means_no_limit():
+    assert per_joint([np.inf, 1.0], 2, 'rate', low=0.0, strict=True, inf=True)[0] == np.inf
+    with pytest.raises(ValueError):
+        per_joint([np.inf, 1.0], 2, 'rate', low=0.0, strict=True)
+
+
+@pytest.fixture(scope='module')
+def ur5():
+    return RobotModel.from_urdf(robot_urdf('ur5'))
+
+
+@pytest.mark.parametrize('make, says', [
+    (lambda m: Controller(m, kp=[1.0, 2.0]), 'kp needs one value or one per commanded joint (6)'),
+    (lambda m: Controller(m, kd=[-1.0]), 'kd needs one value or one per commanded joint (6), '
+                                         'each finite >= 0, got [-1.0]'),
+    (lambda m: Controller(m, damping=[-0.1]), 'damping needs one value or one per model joint'),
+    (lambda m: Controller(m, limits=dict(max_torque_rate=[0.0] * 6)),
+     'limits.max_torque_rate must be > 0'),
+    (lambda m: Controller(m, mode='cartesian_impedance', task=dict(stiffness=[1.0, np.nan])),
+     'task.stiffness needs one value or one per axis (6), each finite >= 0'),
+    (lambda m: Controller(m, mode='cartesian_impedance', task=dict(nullspace_stiffness=[1, 2])),
+     'nullspace.stiffness needs one value or one per commanded joint (6)'),
+    (lambda m: Controller(m).inverse_dynamics(['shoulder_pan_joint'], [0.0, 1.0]),
+     'position needs 1 value (one per name), each finite, got [0.0, 1.0]'),
+    (lambda m: Simulator(m, damping=[-1.0]), 'damping needs one value or one per joint (6), '
+                                             'each finite >= 0'),
+    (lambda m: Simulator(m, max_velocity=0.0), 'max_velocity needs one value or one per joint '
+                                               '(6), each finite > 0'),
+    (lambda m: Simulator(m, q0=[0.0] * 5), 'initial positions needs one value or one per joint'),
+    (lambda m: Sensors(m.n, effort_gain=[0.0]), 'effort_gain needs one value or one per joint '
+                                                '(6), each finite > 0'),
+    (lambda m: Sensors(m.n, effort_noise=[-0.1]), 'effort_noise needs one value or one per joint '
+                                                  '(6), each finite >= 0'),
+])
+def test_every_layers_settings_refuse_alike_through_the_one_checker(ur5, make, says):
+    with pytest.raises(ValueError) as e:
+        make(ur5)
+    assert says in str(e.value)
+
+
+def test_the_observers_gains_and_thresholds_go_through_it(ur5):
+    values = {'observer.gain': [0.0], 'collision.thresholds': [0.0], 'effort_gain': [1.0]}
+    with pytest.raises(ValueError, match=r'observer.gain needs one value or one per joint '
+                                         r'\(6\), each finite > 0, got \[0.0\]'):
+        observer(Controller(ur5), values)
+    values.update({'observer.gain': [50.0], 'collision.thresholds': [1.0, -1.0]})
+    with pytest.raises(ValueError, match=r'collision.thresholds needs one value or one per joint '
+                                         r'\(6\), each finite >= 0, got \[1.0, -1.0\]'):
+        observer(Controller(ur5), values)
