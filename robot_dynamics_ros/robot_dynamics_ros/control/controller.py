@@ -1049,8 +1049,8 @@ class Controller:
                 self.compensated = self.friction_torque(self._friction_velocity(qd))
                 tau += self.compensated
             return tau
-        if des is None and self.mode != 'gravity':
-            des = self.desired(t, q)
+        if des is None and self.trajectory is not None and self.mode != 'gravity':
+            des = self.desired(t, q)        # (the caller's: None when holding, asked once)
         # friction compensation: on the desired velocity along a trajectory; holding a pose, on
         # none (the hold is at rest). Not on the measured one there: that is negative damping
         # wherever the model's friction exceeds the arm's (b + fc / epsilon against M_jj kd:

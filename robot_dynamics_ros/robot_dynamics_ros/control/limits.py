@@ -448,6 +448,8 @@ class LimitLayer:
         self.hardware_compensates_gravity = bool(hardware_compensates_gravity)
         self.frame = frame
         self.box = self._box(s['workspace'])
+        # whether a workspace box or a tool speed limit is set (an attribute, read per command)
+        self.watches_frame = self.box is not None or math.isfinite(self.tool_speed)
         self.settings = s
         self.names = tuple(model.joint_names[i] for i in self.cmd)
         self.last = None                # (output, its time, monotonic time) of the last command
@@ -480,14 +482,10 @@ class LimitLayer:
                              f'below the upper {box[3:].tolist()} on every axis')
         return box
 
-    @property
-    def watches_frame(self):
-        """Whether a workspace box or a tool speed limit is set."""
-        return self.box is not None or math.isfinite(self.tool_speed)
-
     def drop_box(self):
         """Stop using the workspace box (the arm was found outside it: see ``outside``)."""
         self.box = None
+        self.watches_frame = math.isfinite(self.tool_speed)
 
     def outside(self, q):
         """Return why the frame at q is outside the workspace box (None: inside or no box)."""

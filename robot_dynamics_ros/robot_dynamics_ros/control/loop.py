@@ -407,9 +407,8 @@ class ControlLoop:
         if ctrl.mode in TASK_MODES:
             self._target_timeout(now)
         full = ctrl.full_torque(ctrl.q, ctrl.qd, t, des, at, external)
-        event = ctrl.take_force_event()
-        if event is not None:
-            self.log.warning('force', f'force control: {event}')
+        if ctrl.force_event is not None:
+            self.log.warning('force', f'force control: {ctrl.take_force_event()}')
         if not self.box_checked:
             self._check_box()
         tau, clamped = self.shaper.shape(ctrl, full, at, now, external)
