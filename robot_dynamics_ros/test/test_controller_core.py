@@ -76,6 +76,27 @@ def test_defaults_follow_for_joints_never_received(arm):
     assert d.q.tolist() == [0.3, -0.2] and d.updated[0] == 0.0
 
 
+def test_new_parameters_take_the_state_itself_and_a_new_model_a_remapped_copy(arm):
+    c = Controller(arm)
+    c.update_state(['joint1', 'joint2'], [0.3, -0.4], [0.1, 0.2], now=1.0, stamp=5.0)
+    d = Controller(arm, kp=[50.0])                 # new parameters, the same model and joints
+    d.take_state(c)
+    assert d.state is c.state and d.q is c.q       # one store: nothing copied
+    d.update_state(['joint2'], [0.9], [], now=2.0)
+    assert d.q.tolist() == [0.3, 0.9] and d.updated.tolist() == [1.0, 2.0]
+    assert d.missing_joints() == [] and d.stale_joints(2.05, 0.1) == ['joint1']
+    e = Controller(arm, joints=['joint1'])         # other commanded joints: a copy
+    e.take_state(d)
+    assert e.state is not d.state and e.q.tolist() == [0.3, 0.9]
+    assert e.stamped.tolist() == [5.0, 0.0] and e.missing_joints() == []
+    xml = open(example_urdf('planar_2r'), encoding='utf-8').read()
+    other = RobotModel.from_urdf(xml.replace('"joint2"', '"elbow"'))
+    u = Controller(other)                          # another model: joints matched by name
+    u.take_state(d)
+    assert u.state is not d.state and u.q.tolist() == [0.3, 0.0]
+    assert u.received.tolist() == [True, False] and u.missing_joints() == ['elbow']
+
+
 def test_modes(arm):
     q, qd = np.array([0.3, -0.4]), np.array([0.5, 1.5])
     c = Controller(arm, kp=[10.0, 20.0], kd=[1.0, 2.0])

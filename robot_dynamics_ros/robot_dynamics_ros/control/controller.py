@@ -43,6 +43,7 @@ from ..dynamics import bias_torques, frame_jacobian, frame_placement, gravity_to
 from ..dynamics.values import per_joint
 from .feasibility import check as check_trajectory
 from .force import ForceLoop, SensorInput, at_frame, check as check_force
+from .joint_state import JointStateStore, shared_joints
 from .laws import JOINT_LAWS, REACTION_LAWS
 from .limits import LimitLayer
 from .shaping import clamp
@@ -132,14 +133,6 @@ def unknown_joint_keys(model, names, what):
             if name not in model.joint_names]
 
 
-def shared_joints(model, other):
-    """Return (indices in model, indices in other) of the joints both models have."""
-    pairs = [(i, other.index(j)) for i, j in enumerate(model.joint_names)
-             if j in other.joint_names]
-    mine, theirs = zip(*pairs) if pairs else ((), ())
-    return np.array(mine, dtype=np.int64), np.array(theirs, dtype=np.int64)
-
-
 def default_task_frame(model, cmd):
     """
     Return the default task frame: the last link fixed to the deepest revolute commanded joint.
@@ -216,7 +209,7 @@ class Controller:
         self.set_payload(payload)
         self.set_friction_compensation(friction_compensation, damping, friction,
                                        friction_velocity_epsilon, torque_offset)
-        self.reset_state()
+        self._bind(JointStateStore(model, self.cmd, self.default_q))
         self.law = None               # the TaskSpaceLaw of self.model, built on first use
         self._law_posture = None      # the posture the law has
         self._law_target = None       # the TaskTarget the law has a copy of
@@ -235,7 +228,6 @@ class Controller:
         self.hold = None              # q_d of computed_torque without a trajectory
         self.reaction = None          # after a collision: 'hold' or 'float' (see react)
         self.reaction_q = None
-        self._maps = {}     # joint_state names -> (model indices, message indices, commanded)
 
     # ---- configuration ---------------------------------------------------------------------
     @property
@@ -776,8 +768,8 @@ class Controller:
                 raise ValueError(f'default position of {joint} is not finite')
             q[self.base_model.index(joint)] = value
         self.default_q = q
-        if hasattr(self, 'received'):           # joints never received follow the defaults
-            self.q[~self.received] = q[~self.received]
+        if hasattr(self, 'state'):              # joints never received follow the defaults
+            self.state.use_defaults(q)
 
     def set_payload(self, payload):
         """
@@ -795,91 +787,38 @@ class Controller:
         return old
 
     # ---- inputs ----------------------------------------------------------------------------
-    def update_state(self, names, positions, velocities, now, stamp=0.0):
-        """
-        Merge a JointState's arrays into the state.
+    def _bind(self, store):
+        """Take the JointStateStore ``store``: q, qd and the rest are its arrays (in place)."""
+        self.state = store
+        self.q, self.qd = store.q, store.qd
+        self.received, self.updated, self.stamped = store.received, store.updated, store.stamped
 
-        Only the joints it names change (extra names are ignored); no velocities mean zero velocity
-        for those joints. ``now``: the time of receipt (s, monotonic) for freshness; ``stamp``: the
-        message's header stamp (s, 0 unstamped), the plant's time of the state. Returns (model
-        joints updated, commanded joints updated). ValueError, changing nothing, for a joint named
-        twice, short arrays or NaN.
-        """
-        model_idx, msg_idx, n_cmd = self._map(names)
-        n_names = len(names)
-        if len(positions) < n_names:
-            raise ValueError(f'position has {len(positions)} values for {n_names} names')
-        if len(velocities) and len(velocities) < n_names:
-            raise ValueError(f'velocity has {len(velocities)} values for {n_names} names')
-        if len(model_idx) == 0:
-            return 0, 0
-        pos = np.asarray(positions, dtype=float)[msg_idx]
-        vel = np.asarray(velocities, dtype=float)[msg_idx] if len(velocities) else 0.0
-        # a sum is finite when every term is (a NaN or Inf propagates); the exact check only
-        # when it is not, since finite values near 1e308 can overflow a sum
-        if not math.isfinite(pos.sum() + np.sum(vel)) and not (
-                np.isfinite(pos).all() and np.isfinite(vel).all()):
-            raise ValueError('joint state contains NaN or Inf')
-        self.q[model_idx] = pos
-        self.qd[model_idx] = vel
-        self.received[model_idx] = True
-        self.updated[model_idx] = now
-        self.stamped[model_idx] = stamp
-        if not self._all_received:
-            self._all_received = bool(self.received[self.cmd].all())
-        return len(model_idx), n_cmd
+    def update_state(self, names, positions, velocities, now, stamp=0.0):
+        """Merge a JointState's arrays into the state (``JointStateStore.merge``)."""
+        return self.state.merge(names, positions, velocities, now, stamp)
 
     def state_map(self, names):
         """(model indices, message indices) of a JointState's ``names`` that the model has."""
-        return self._map(names)[:2]
-
-    def _map(self, names):
-        """(model indices, message indices, commanded joints among them) for ``names``, cached."""
-        key = tuple(names)
-        maps = self._maps.get(key)
-        if maps is None:
-            if len(set(key)) != len(key):
-                twice = sorted({nm for nm in key if key.count(nm) > 1})
-                raise ValueError(f'names joints twice: {twice}')
-            model = self.base_model
-            pairs = [(model.index(nm), k) for k, nm in enumerate(key) if model.has_joint(nm)]
-            model_idx = np.array([p[0] for p in pairs], dtype=np.int64)
-            maps = (model_idx, np.array([p[1] for p in pairs], dtype=np.int64),
-                    int(np.isin(model_idx, self.cmd).sum()))
-            if len(self._maps) > 16:
-                self._maps.clear()
-            self._maps[key] = maps
-        return maps
+        return self.state.map(names)[:2]
 
     def reset_state(self):
         """Forget every joint state: joints take default positions and zero velocity."""
-        n = self.base_model.n
-        self.q, self.qd = self.default_q.copy(), np.zeros(n)
-        self.received = np.zeros(n, dtype=bool)
-        self._all_received = False      # every commanded joint received once (a cache)
-        self.updated = np.full(n, -np.inf)           # time of the last update of each joint
-        self.stamped = np.zeros(n)                   # and its header stamp (0: unstamped)
+        self.state.reset(self.default_q)
 
     def take_state(self, other):
         """
-        Carry the merged state over from another Controller.
+        Take the merged state of another Controller: its store itself, never a copy.
 
-        Of the same model, or of another (a description that changed while running): then the
-        joints both models have keep their state, the others start from their defaults.
+        Of the same model and commanded joints (new parameters): this controller and ``other``
+        then hold one store, joints never received at this one's default positions. Of another
+        (a description that changed while running): a store remapped by joint name, the joints
+        both models have keeping their state, the others from their defaults.
         """
-        if other.base_model.joint_names == self.base_model.joint_names:
-            self.q, self.qd = other.q.copy(), other.qd.copy()
-            self.received, self.updated = other.received.copy(), other.updated.copy()
-            self.stamped = other.stamped.copy()
+        if other.state.takes_over(self.base_model, self.cmd):
+            self._bind(other.state)
+            self.state.use_defaults(self.default_q)
         else:
-            self.reset_state()
-            mine, theirs = shared_joints(self.base_model, other.base_model)
-            self.q[mine], self.qd[mine] = other.q[theirs], other.qd[theirs]
-            self.received[mine], self.updated[mine] = other.received[theirs], \
-                other.updated[theirs]
-            self.stamped[mine] = other.stamped[theirs]
-        self._all_received = bool(self.received[self.cmd].all())
-        self.q[~self.received] = self.default_q[~self.received]
+            self._bind(other.state.remapped(self.base_model, self.cmd, self.default_q))
 
     def carry_on_from(self, other):
         """
@@ -926,28 +865,11 @@ class Controller:
 
     def missing_joints(self):
         """Commanded joints never received."""
-        if self._all_received or self.received[self.cmd].all():
-            return []
-        return [self.base_model.joint_names[i] for i in self.cmd if not self.received[i]]
+        return self.state.missing()
 
     def stale_joints(self, now, timeout, plant_clock=None):
-        """
-        Commanded joints whose last update is older than ``timeout`` (or never came).
-
-        ``plant_clock``: None, or a callable returning the plant's time when it is simulated
-        (use_sim_time). Then a joint whose stamped state is not older than ``timeout`` in the
-        plant's time is not stale, however long ago it came: a simulator in lockstep, or one the
-        machine starved, has not moved on either.
-        """
-        if now - self.updated[self.cmd].min() <= timeout:
-            return []
-        old = now - self.updated[self.cmd] > timeout
-        plant_now = None if plant_clock is None else plant_clock()
-        if plant_now is not None:
-            stamp = self.stamped[self.cmd]
-            # stamps of another clock (a wall-time driver under use_sim_time) do not count
-            old &= ~((stamp > 0.0) & (np.abs(plant_now - stamp) <= timeout))
-        return [self.joints[k] for k in np.flatnonzero(old)]
+        """Commanded joints not updated within ``timeout`` (``JointStateStore.stale``)."""
+        return self.state.stale(now, timeout, plant_clock)
 
     def set_trajectory(self, joint_names, times, positions, velocities, accelerations, *,
                        start_time, now, q, qd, efforts=None):

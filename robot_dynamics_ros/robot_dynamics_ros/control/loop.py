@@ -252,7 +252,7 @@ class ControlLoop:
                                           f'publishing nothing')
             return None
         try:
-            n_model, n_cmd = ctrl.update_state(names, positions, velocities, now, stamp)
+            n_model, n_cmd = ctrl.state.merge(names, positions, velocities, now, stamp)
         except ValueError as e:
             self.log.warning(('state', str(e).split(' ')[0]), f'rejected joint_states: {e}')
             return None
@@ -275,7 +275,7 @@ class ControlLoop:
         self.last_update = now
         self.stamp = stamp
         reply = self.reply.clear()
-        if self.observer is not None and self.observer_ready and not ctrl.missing_joints():
+        if self.observer is not None and self.observer_ready and not ctrl.state.missing():
             # before the command (what acted up to this state is the last one sent): run after
             # it, the estimate competes for the CPU with the driver reading the command
             self._observe(stamp or clock(), reply)
@@ -284,7 +284,7 @@ class ControlLoop:
         return reply
 
     def _take_efforts(self, names, efforts):
-        model_idx, msg_idx = self.ctrl.state_map(names)
+        model_idx, msg_idx, _ = self.ctrl.state.map(names)
         effort = np.asarray(efforts, dtype=float)[msg_idx]
         ok = np.isfinite(effort)
         self.efforts[model_idx[ok]] = effort[ok]
@@ -454,8 +454,10 @@ class ControlLoop:
         """Return why ``ctrl``'s limits cannot be taken now (None: they can), from the state."""
         if self.ctrl is None or self.ctrl.missing_joints():
             return None
-        ctrl.take_state(self.ctrl)
-        outside = ctrl.limit_layer.outside(ctrl.q)
+        # the state now, the candidate's defaults where none came (its own store is not
+        # taken: the candidate may be refused)
+        live = self.ctrl
+        outside = ctrl.limit_layer.outside(np.where(live.received, live.q, ctrl.default_q))
         return outside and f'{outside}: a box must contain the frame where the arm is'
 
     def rate_tick(self, now, clock):
@@ -782,7 +784,7 @@ class ControlLoop:
     def stale_joints(self, now):
         """Commanded joints that are missing or stale now (empty when fresh); logs changes."""
         ctrl, v = self.ctrl, self.values
-        missing = ctrl.missing_joints()
+        missing = ctrl.state.missing()
         timeout = v['state_timeout']
         if missing:
             if now - self.model_time > timeout:     # not the first few ms of two streams
@@ -793,7 +795,7 @@ class ControlLoop:
                                   f'commanding {v["on_timeout"]} torque until every commanded '
                                   f'joint has been received once'), 'info')
             return missing
-        stale = ctrl.stale_joints(now, timeout, self.plant_clock)
+        stale = ctrl.state.stale(now, timeout, self.plant_clock)
         if stale:
             age = now - ctrl.updated[[ctrl.base_model.index(j) for j in stale]].max()
             if self.reported_stale != stale:
