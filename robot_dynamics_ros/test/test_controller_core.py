@@ -13,6 +13,8 @@
 # limitations under the License.
 
 """The controller without ROS: state mapping, modes, limits, timeout, payload, service split."""
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -223,3 +225,15 @@ def test_the_torque_offset_is_friction_compensation_and_in_the_observers_model(a
     np.testing.assert_allclose(c.model_friction(np.zeros(2)), [0.3, 0.3])
     with pytest.raises(ValueError, match='torque_offset needs'):
         Controller(arm, torque_offset=[1.0, np.nan])
+
+
+def test_the_task_settings_are_checked_once_and_never_changed_after(arm):
+    c = Controller(arm, task=dict(stiffness=[500.0, 500.0, 500.0, 20.0, 20.0, 20.0]))
+    t = c.task
+    assert t.frame and t.stiffness.tolist() == [500.0] * 3 + [20.0] * 3 and t.posture is None
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        t.frame = 'link1'
+    with pytest.raises(ValueError, match='read-only'):
+        t.stiffness[0] = 1.0
+    c.set_task(dict(stiffness=[100.0] * 6))         # new settings: a new object, the old intact
+    assert c.task is not t and t.stiffness[0] == 500.0 and c.task.stiffness[0] == 100.0

@@ -153,7 +153,7 @@ def test_a_joint_held_by_stiction_gets_its_friction_compensated_once_the_target_
     v = np.array([0.05, 0.0, -0.03, 0.0, 0.0, 0.0])                # z: a force axis
     c.set_task_twist(v, 0.0)
     c.command(q, zero, 0.0, None, 0.001)
-    J = frame_jacobian(model, q, c.task['frame'])
+    J = frame_jacobian(model, q, c.task.frame)
     ask = np.linalg.lstsq(J, np.where([0, 0, 1, 0, 0, 0], 0.0, v), rcond=None)[0]
     assert np.allclose(c.compensated, c.model_friction(ask), rtol=1e-4, atol=1e-6)
     assert np.abs(c.compensated).max() > 0.5        # breaks stiction: tanh(ask / 0.01 rad/s)

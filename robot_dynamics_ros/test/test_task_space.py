@@ -351,7 +351,7 @@ def test_after_a_collision_reaction_a_task_mode_starts_where_the_frame_is():
     q2 = q + 0.05                                # the arm was pushed away meanwhile
     c.q[:] = q2
     c.command(q2, np.zeros(6), 0.0, None, 1.0)
-    assert np.allclose(c.task_target.position, frame_placement(model, q2, c.task['frame'])[:3, 3])
+    assert np.allclose(c.task_target.position, frame_placement(model, q2, c.task.frame)[:3, 3])
     assert np.allclose(c.posture, q2)
 
 

@@ -24,7 +24,7 @@ Modes (the joint modes' laws and the collision reactions are the functions of ``
 - ``computed_torque``: tau = M(q) (qdd_d + Kp (q_d - q) + Kd (qd_d - qd)) + c(q, qd) + g(q),
   one RNEA call; without a trajectory it holds the position it had when it started holding.
 - ``cartesian_impedance``, ``operational_space``: the task-space laws of ``task_space.py`` on the
-  frame ``task['frame']``, towards a target pose (the frame's pose when the mode became active
+  frame ``task.frame``, towards a target pose (the frame's pose when the mode became active
   until one is set), with the nullspace holding a posture; a stiffness change ramps over
   ``STIFFNESS_RAMP``.
 
@@ -36,6 +36,7 @@ limits (URDF, overridable) by ``command``; feedforward_node's loop shapes them w
 from dataclasses import dataclass, field
 import difflib
 import math
+import types
 
 import numpy as np
 
@@ -61,6 +62,31 @@ TASK_DEFAULTS = dict(frame='', stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50
                      nullspace_stiffness=(10.0,), nullspace_damping_ratio=(1.0,), posture=(),
                      projector='dynamic')
 TIMEOUT_BEHAVIOURS = ('zero', 'gravity')
+
+
+@dataclass(frozen=True)
+class TaskSettings:
+    """
+    The task modes' settings, checked once (``Controller.set_task``), never changed after.
+
+    Replaced whole by new parameters; its arrays are read-only. ``posture`` None: the commanded
+    joints' positions when a task mode starts.
+    """
+
+    frame: str                              # the task frame (a link)
+    stiffness: np.ndarray                   # 6: N/m x3, N m/rad x3
+    damping_ratio: np.ndarray               # 6
+    min_damping: np.ndarray                 # 6
+    max_error: np.ndarray                   # 2: m, rad
+    nullspace_stiffness: np.ndarray         # one per commanded joint
+    nullspace_damping_ratio: np.ndarray     # one per commanded joint
+    posture: np.ndarray                     # one per commanded joint, or None
+    projector: str                          # one of task_space.PROJECTORS
+
+    def __post_init__(self):
+        for value in vars(self).values():
+            if isinstance(value, np.ndarray):
+                value.setflags(write=False)
 
 
 @dataclass
@@ -250,42 +276,40 @@ class Controller:
 
         Checked whatever the mode, so that a switch to a task mode cannot fail.
         """
-        t = dict(TASK_DEFAULTS, **(task or {}))
-        unknown = set(t) - set(TASK_DEFAULTS)
+        t = types.SimpleNamespace(**dict(TASK_DEFAULTS, **(task or {})))
+        unknown = set(vars(t)) - set(TASK_DEFAULTS)
         if unknown:
             raise ValueError(f'unknown task settings {sorted(unknown)}')
         m, k = self.base_model, len(self.joints)
-        frame = t['frame'] or default_task_frame(m, self.cmd)
+        frame = t.frame or default_task_frame(m, self.cmd)
         if frame not in m.frames:
             raise ValueError(f'task.frame "{frame}" is not a link of {m.name}'
                              + _suggest(frame, m.frames))
         if m.frame(frame)[0] < 0 or not any(i in self.cmd for i in _ancestors(m, frame)):
             raise ValueError(f'task.frame "{frame}" is not moved by any commanded joint')
-        stiffness = per_joint(t['stiffness'], 6, 'task.stiffness', low=0.0, of='axis')
-        if len(t['stiffness']) != 6:
+        stiffness = per_joint(t.stiffness, 6, 'task.stiffness', low=0.0, of='axis')
+        if len(t.stiffness) != 6:
             raise ValueError(f'task.stiffness needs 6 values (N/m x3, N m/rad x3), got '
-                             f'{list(t["stiffness"])}')
-        damping_ratio = per_joint(t['damping_ratio'], 6, 'task.damping_ratio', low=0.0,
+                             f'{list(t.stiffness)}')
+        damping_ratio = per_joint(t.damping_ratio, 6, 'task.damping_ratio', low=0.0,
                                   of='axis')
-        min_damping = per_joint(t['min_damping'], 6, 'task.min_damping', low=0.0, of='axis')
-        max_error = per_joint(t['max_error'], 2, 'task.max_error', low=0.0, inf=True,
+        min_damping = per_joint(t.min_damping, 6, 'task.min_damping', low=0.0, of='axis')
+        max_error = per_joint(t.max_error, 2, 'task.max_error', low=0.0, inf=True,
                               of='bound (m, rad)')
-        if len(t['max_error']) != 2 or np.any(max_error <= 0):
+        if len(t.max_error) != 2 or np.any(max_error <= 0):
             raise ValueError(f'task.max_error needs 2 values > 0 (m, rad), got '
-                             f'{list(t["max_error"])}')
-        kn = per_joint(t['nullspace_stiffness'], k, 'nullspace.stiffness', low=0.0,
+                             f'{list(t.max_error)}')
+        kn = per_joint(t.nullspace_stiffness, k, 'nullspace.stiffness', low=0.0,
                        of='commanded joint')
-        zn = per_joint(t['nullspace_damping_ratio'], k, 'nullspace.damping_ratio', low=0.0,
+        zn = per_joint(t.nullspace_damping_ratio, k, 'nullspace.damping_ratio', low=0.0,
                        of='commanded joint')
-        posture = None if len(t['posture']) == 0 else \
-            per_joint(t['posture'], k, 'nullspace.posture', of='commanded joint')
-        if t['projector'] not in PROJECTORS:
+        posture = None if len(t.posture) == 0 else \
+            per_joint(t.posture, k, 'nullspace.posture', of='commanded joint')
+        if t.projector not in PROJECTORS:
             raise ValueError(f'nullspace.projector must be one of {PROJECTORS}, got '
-                             f'"{t["projector"]}"')
-        self.task = dict(frame=frame, stiffness=stiffness, damping_ratio=damping_ratio,
-                         min_damping=min_damping,
-                         max_error=max_error, nullspace_stiffness=kn,
-                         nullspace_damping_ratio=zn, posture=posture, projector=t['projector'])
+                             f'"{t.projector}"')
+        self.task = TaskSettings(frame, stiffness, damping_ratio, min_damping, max_error, kn, zn,
+                                 posture, t.projector)
         self.law = None
 
     def set_force(self, settings):
@@ -299,7 +323,7 @@ class Controller:
         ValueError naming the parameter; the frame defaults to the task frame.
         """
         settings = dict(limits or {})
-        frame = settings.get('frame') or self.task['frame']
+        frame = settings.get('frame') or self.task.frame
         m = self.base_model
         if frame not in m.frames:
             raise ValueError(f'limits.frame "{frame}" is not a link of {m.name}'
@@ -334,22 +358,22 @@ class Controller:
         if _same_force(other.force.settings, self.force.settings):
             self.force = other.force
         if other.mode not in TASK_MODES or self.mode not in TASK_MODES or \
-                other.task['frame'] != self.task['frame'] or other.joints != self.joints:
+                other.task.frame != self.task.frame or other.joints != self.joints:
             return
         self.task_target = other.task_target
         # the posture taken at activation, unless this controller is given one
-        self.posture = other.posture if self.task['posture'] is None else None
+        self.posture = other.posture if self.task.posture is None else None
         if other.stiffness is not None:
             # from where the ramp is at the last command's state time (the limits layer's)
             last = other.limit_layer.last
             now = other.stiffness[2] + STIFFNESS_RAMP if last is None or last[1] is None else \
                 last[1]
-            self.stiffness = [other._stiffness_at(now), self.task['stiffness'], now]
+            self.stiffness = [other._stiffness_at(now), self.task.stiffness, now]
 
     def task_pose(self):
         """Return the task frame's pose (4x4) at the current state."""
         from ..dynamics import frame_placement
-        return frame_placement(self.model, self.q, self.task['frame'])
+        return frame_placement(self.model, self.q, self.task.frame)
 
     def set_task_pose(self, position, quaternion, stamp=None):
         """
@@ -452,13 +476,13 @@ class Controller:
         law = self.law
         if law is None or law.mode != self.mode:
             t = self.task
-            law = TaskSpaceLaw(self.model, self.cmd, t['frame'], self.mode)
-            law.set_damping_ratio(t['damping_ratio'])
-            law.set_min_damping(t['min_damping'])
-            law.set_max_error(t['max_error'])
+            law = TaskSpaceLaw(self.model, self.cmd, t.frame, self.mode)
+            law.set_damping_ratio(t.damping_ratio)
+            law.set_min_damping(t.min_damping)
+            law.set_max_error(t.max_error)
             law.set_limits(self.limits)
-            law.set_nullspace(t['nullspace_stiffness'], t['nullspace_damping_ratio'],
-                              np.zeros(len(self.cmd)), t['projector'])
+            law.set_nullspace(t.nullspace_stiffness, t.nullspace_damping_ratio,
+                              np.zeros(len(self.cmd)), t.projector)
             self.law, self._law_posture, self._law_target = law, None, None
         return law
 
@@ -467,13 +491,13 @@ class Controller:
         t = self.task
         target = self._target()
         if self.posture is None:
-            self.posture = t['posture'] if t['posture'] is not None else q[self.cmd].copy()
+            self.posture = t.posture if t.posture is not None else q[self.cmd].copy()
         if self._law_posture is not self.posture:
             law.posture[:] = self._law_posture = self.posture
         ramp = self.stiffness
-        if ramp is None or ramp[1] is not t['stiffness']:
-            self.stiffness = ramp = [t['stiffness'] if ramp is None else self._stiffness_at(now),
-                                     t['stiffness'], now]
+        if ramp is None or ramp[1] is not t.stiffness:
+            self.stiffness = ramp = [t.stiffness if ramp is None else self._stiffness_at(now),
+                                     t.stiffness, now]
             law.stiffness[:] = ramp[0]
         if ramp[0] is not ramp[1]:
             law.stiffness[:] = self._stiffness_at(now)
@@ -483,7 +507,7 @@ class Controller:
             law.target_position[:], law.target_rotation[:] = target.position, target.rotation
             law.target_twist[:], law.target_acceleration[:] = target.twist, target.acceleration
             law.target_wrench[:] = target.wrench
-            if self.limit_layer.frame == t['frame']:
+            if self.limit_layer.frame == t.frame:
                 self.limit_layer.shape_target(law.target_position, law.target_twist,
                                               law.target_acceleration)
             self._law_target, target.changed = target, False
@@ -556,7 +580,7 @@ class Controller:
             carried.time = now
         np.add(target.position, carried.offset, out=law.target_position)
         np.matmul(carried.rotation, target.rotation, out=law.target_rotation)
-        if self.limit_layer.frame == self.task['frame']:
+        if self.limit_layer.frame == self.task.frame:
             self.limit_layer.shape_target(law.target_position, law.target_twist,
                                           law.target_acceleration)
 
@@ -586,13 +610,13 @@ class Controller:
                 law.target_position[:], law.target_rotation[:] = target.position, target.rotation
                 law.target_twist[:], law.target_acceleration[:] = target.twist, target.acceleration
                 law.target_wrench[:] = target.wrench
-                law.set_min_damping(self.task['min_damping'])
+                law.set_min_damping(self.task.min_damping)
                 law.stiffness[:] = self._stiffness_at(now)
             return
         fl.held = False
         self.force_applied = applied
         law.stiffness[ax] = 0.0
-        law.min_damping[:] = np.where(ax, damping, self.task['min_damping'])   # checked values
+        law.min_damping[:] = np.where(ax, damping, self.task.min_damping)   # checked values
         law.target_twist[ax] = v_ref[ax]
         law.target_acceleration[ax] = 0.0
         law.target_wrench[ax] = 0.0
@@ -605,7 +629,7 @@ class Controller:
 
     def _applied_wrench(self, q, now):
         """Return (the wrench the arm applies at the task frame, root axes; why not or None)."""
-        s, frame = self.force.settings, self.task['frame']
+        s, frame = self.force.settings, self.task.frame
         if s['source'] == 'sensor':
             src = self.force_input
             if src is None or not src.fresh(now, s['timeout']):

@@ -206,7 +206,7 @@ class ControlLoop:
                 self.log.info('mode', f'mode {ctrl.mode}: the running trajectory is dropped; '
                                       f'the task target is the frame\'s pose now', 0.0)
             if ctrl.mode in TASK_MODES and ctrl.mode != old.mode:
-                self.log.info('mode', f'mode {ctrl.mode}: frame {ctrl.task["frame"]}, target '
+                self.log.info('mode', f'mode {ctrl.mode}: frame {ctrl.task.frame}, target '
                                       f'its pose now; targets on {target_topic}', 0.0)
         self.ctrl, self.values = ctrl, values
         self.box_checked = False
@@ -917,9 +917,9 @@ class ControlLoop:
             self.log.warning('quaternion', f'~/target_pose: quaternion of norm {norm:.4g} '
                                            f'normalised')
         far = np.linalg.norm(ctrl.task_pose()[:3, 3] - ctrl.task_target.position)
-        if far > ctrl.task['max_error'][0]:
+        if far > ctrl.task.max_error[0]:
             self.log.info('far', f'~/target_pose is {far:.3f} m away: the error is clipped to '
-                                 f'task.max_error {ctrl.task["max_error"][0]} m')
+                                 f'task.max_error {ctrl.task.max_error[0]} m')
         self._target_arrived(self.arm_time(now))
         return True
 
@@ -980,7 +980,7 @@ class ControlLoop:
         fc = ctrl.friction_fc[ctrl.cmd]
         if not np.any(fc):
             return
-        J = frame_jacobian(ctrl.model, ctrl.q, ctrl.task['frame'])[:, ctrl.cmd]
+        J = frame_jacobian(ctrl.model, ctrl.q, ctrl.task.frame)[:, ctrl.cmd]
         band = friction_band(J, fc, ctrl.force.axes)
         asked = np.abs(wrench)
         over = ctrl.force.axes & (band > FRICTION_SHARE * asked) & (asked > 0)
@@ -989,7 +989,7 @@ class ControlLoop:
                               for k in np.flatnonzero(over))
             self.log.warning('force friction', (
                 f'force control: at this pose the joints\' Coulomb friction (the description\'s) '
-                f'can hold up to {which} (N, N m) at {ctrl.task["frame"]}, and it is not '
+                f'can hold up to {which} (N, N m) at {ctrl.task.frame}, and it is not '
                 f'compensated along the force axes: the force may stop short of the surface or '
                 f'settle off what is asked (the observer reads that friction as contact force)'))
 

@@ -267,7 +267,7 @@ class FeedforwardNode(Node):
                      if v['payload.link'] and v['payload.mass'] > 0 else '') + (
                      f'; armature {ctrl.base_model.armature.tolist()} (kg m^2 or kg)'
                      if v['armature'] else '') + (
-                     f'; task frame {ctrl.task["frame"]}' + (
+                     f'; task frame {ctrl.task.frame}' + (
                          '' if v['task.frame'] else ' (the default: set task.frame for another)')
                      if ctrl.mode in TASK_MODES else ''))
         # what the first command needs (the mode's, the limits layer's), compiled now (or loaded
