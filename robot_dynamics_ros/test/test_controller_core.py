@@ -237,3 +237,14 @@ def test_the_task_settings_are_checked_once_and_never_changed_after(arm):
         t.stiffness[0] = 1.0
     c.set_task(dict(stiffness=[100.0] * 6))         # new settings: a new object, the old intact
     assert c.task is not t and t.stiffness[0] == 500.0 and c.task.stiffness[0] == 100.0
+
+
+def test_the_friction_model_is_checked_once_and_never_changed_after(arm):
+    c = Controller(arm, friction_compensation=0.5, damping=[0.1], friction=[0.2, 0.3])
+    f = c.friction
+    assert f.b.tolist() == [0.1, 0.1] and f.fc.tolist() == [0.2, 0.3] and f.epsilon == 0.01
+    with pytest.raises(ValueError, match='read-only'):
+        f.fc[0] = 0.0
+    qd = np.array([0.5, -0.02])
+    assert np.allclose(c.model_friction(qd), 0.1 * qd + [0.2, 0.3] * np.tanh(qd / 0.01))
+    assert np.allclose(c.friction_torque(qd), 0.5 * c.model_friction(qd))

@@ -286,10 +286,10 @@ def test_friction_that_rivals_the_force_asked_is_warned_about_with_the_figure(ar
     rig = bench_contact.PressRig(arm, 'sensor')
     ctrl = rig.ctrl
     J = frame_jacobian(rig.model, ctrl.q, 'probe')[:, ctrl.cmd]
-    band = friction_band(J, ctrl.friction_fc[ctrl.cmd], ctrl.force.axes)
+    band = friction_band(J, ctrl.friction.fc[ctrl.cmd], ctrl.force.axes)
     # the figure: the friction torques that push hardest along z, through J's force map
     F = np.linalg.pinv(J @ J.T) @ J
-    worst = F @ (np.sign(F[2]) * ctrl.friction_fc[ctrl.cmd])
+    worst = F @ (np.sign(F[2]) * ctrl.friction.fc[ctrl.cmd])
     assert band[2] == pytest.approx(worst[2]) and not np.any(band[[0, 1, 3, 4, 5]])
     assert rig.loop.target_wrench([0, 0, -5.0, 0, 0, 0], rig.t)
     said = [m for m in rig.loop.log.lines if 'Coulomb friction' in m]

@@ -84,9 +84,33 @@ class TaskSettings:
     projector: str                          # one of task_space.PROJECTORS
 
     def __post_init__(self):
-        for value in vars(self).values():
-            if isinstance(value, np.ndarray):
-                value.setflags(write=False)
+        _read_only(self)
+
+
+@dataclass(frozen=True)
+class FrictionSettings:
+    """
+    The joints' friction model, model order: b qd + fc tanh(qd / epsilon) + fo.
+
+    What ``robot-dynamics identify`` fits; checked once (``Controller.set_friction_compensation``),
+    never changed after (its arrays are read-only). How much of it the output compensates is
+    the controller's ``friction_scale``, which the payload service changes while it runs.
+    """
+
+    b: np.ndarray               # viscous damping (N m s/rad)
+    fc: np.ndarray              # Coulomb friction (N m)
+    fo: np.ndarray              # torque offset (N m, any sign)
+    epsilon: float              # the velocity (rad/s) of tanh's smooth sign
+
+    def __post_init__(self):
+        _read_only(self)
+
+
+def _read_only(settings):
+    """Make a settings dataclass's arrays read-only: what is frozen stays so."""
+    for value in vars(settings).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
 
 
 @dataclass
@@ -699,8 +723,7 @@ class Controller:
                                                  ('friction', friction, m.friction, 0.0),
                                                  ('torque_offset', offset, m.torque_offset,
                                                   None))]
-        self.friction_epsilon = float(epsilon)
-        self.friction_b, self.friction_fc, self.friction_fo = values
+        self.friction = FrictionSettings(*values, float(epsilon))
         self._friction_tmp = np.empty(m.n)
         self._at_rest = np.zeros(m.n)
 
@@ -764,13 +787,13 @@ class Controller:
         """
         if out is None:
             out = np.empty(self.base_model.n)
-        tmp = self._friction_tmp
-        np.divide(qd, self.friction_epsilon, out=tmp)
+        tmp, f = self._friction_tmp, self.friction
+        np.divide(qd, f.epsilon, out=tmp)
         np.tanh(tmp, out=tmp)
-        np.multiply(self.friction_fc, tmp, out=tmp)
-        np.multiply(self.friction_b, qd, out=out)
+        np.multiply(f.fc, tmp, out=tmp)
+        np.multiply(f.b, qd, out=out)
         out += tmp
-        out += self.friction_fo
+        out += f.fo
         return out
 
     def set_effort_limits(self, overrides):

@@ -977,7 +977,7 @@ class ControlLoop:
     def _warn_friction(self, wrench):
         """Warn, with the figure, where the joints' friction rivals the force asked."""
         ctrl = self.ctrl
-        fc = ctrl.friction_fc[ctrl.cmd]
+        fc = ctrl.friction.fc[ctrl.cmd]
         if not np.any(fc):
             return
         J = frame_jacobian(ctrl.model, ctrl.q, ctrl.task.frame)[:, ctrl.cmd]

@@ -382,7 +382,7 @@ def carry(ctrl, saved, fit, Q, d):
             carried = True
     inertia = np.min([np.diag(crba(ctrl.model, q)) for q in Q], axis=0)
     speed = QUINTIC_PEAK * 2 * d / SWEEP_TIME
-    hold = ctrl.friction_fc + ctrl.friction_b * speed
+    hold = ctrl.friction.fc + ctrl.friction.b * speed
     j = ctrl.cmd[d[ctrl.cmd] > 0]
     need = hold[j] / (inertia[j] * d[j] / 4)
     w_max = MAX_BANDWIDTH / max(saved[4], 1e-6)
@@ -404,7 +404,7 @@ def compensate(ctrl, chain):
     gains ``carry`` gave it hold that within a quarter of the sweep, compensated or not.
     """
     chain = np.asarray(chain, dtype=np.int64)
-    if not (np.any(ctrl.friction_fc[chain] > 0) or np.any(ctrl.friction_b[chain] > 0)):
+    if not (np.any(ctrl.friction.fc[chain] > 0) or np.any(ctrl.friction.b[chain] > 0)):
         return False
     ctrl.set_friction_share(1.0)
     return True
@@ -456,7 +456,7 @@ def check_followed(ctrl, q, qd, d, chain):
     j = stuck[0]
     travel, share = abs(q[-1, j] - q[0, j]), window_travel(d)[j]
     M = float(crba(ctrl.model, q.mean(axis=0))[j, j])
-    fc, b = float(ctrl.friction_fc[j]), float(ctrl.friction_b[j])
+    fc, b = float(ctrl.friction.fc[j]), float(ctrl.friction.b[j])
     model = ('the model has no friction for it: give it the arm\'s (the friction and damping '
              'parameters; robot-dynamics identify finds them)' if fc == 0 and b == 0 else
              f'the model\'s friction for it ({fc:.3g} N m Coulomb, {b:.3g} N m s/rad) is less '
