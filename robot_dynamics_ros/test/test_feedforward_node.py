@@ -215,6 +215,7 @@ def test_feedforward_follows_the_trajectory(arm, kind):
 
 def test_computed_torque_matches_pinocchio(arm):
     reset(arm, mode='computed_torque', kp=[50.0], kd=[7.0])
+    assert arm.proc.wait_log('kp=[50.0]', 5)      # the log shows a list, as it was written
     q_a, qd_a = arm.random_state(20)
     arm.hold_state(q_a, qd_a)
     arm.peer.spin(0.3)

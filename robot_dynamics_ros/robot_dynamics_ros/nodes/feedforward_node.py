@@ -62,7 +62,7 @@ from .feedforward_declarations import (DYNAMIC_PREFIXES, INTERFACES, NOTES,  # n
 from .feedforward_outputs import Outputs
 from .launch_setup import CONTROLLER
 from .logs import STARTED, Throttle
-from .parameters import coerce_numbers, declare, usage
+from .parameters import coerce_numbers, declare, shown_value, usage
 from .payload_service import PayloadService
 from .trajectory_action import TrajectoryAction
 
@@ -322,7 +322,8 @@ class FeedforwardNode(Node):
         if new_description is not None:
             self.description.use(v['robot_description'], 'parameter robot_description',
                                  new_description)
-        names = ', '.join(f'{p.name}={p.value}' for p in params if p.name != 'robot_description')
+        names = ', '.join(f'{p.name}={shown_value(p.value)}' for p in params
+                          if p.name != 'robot_description')
         self.get_logger().info(f'parameters set: {names or "robot_description"}')
         return SetParametersResult(successful=True)
 

@@ -13,6 +13,7 @@
 # limitations under the License.
 
 """Parameters of both nodes: declared with descriptors, numbers coerced, and their --help."""
+import array
 import sys
 import textwrap
 
@@ -140,6 +141,11 @@ def interfaces_of(interfaces, kind):
 def kind_name(kind):
     """Return a parameter kind as --help and the docs name it: bool, int, float, str, float[]."""
     return kind if isinstance(kind, str) else kind.__name__
+
+
+def shown_value(value):
+    """Return a set parameter's value as the log shows it: a number array as a list."""
+    return list(value) if isinstance(value, array.array) else value
 
 
 def shown_default(default):
