@@ -32,45 +32,45 @@ def arm():
 
 def test_state_mapping_merges_per_joint(arm):
     c = Controller(arm, default_positions={'joint2': 0.25})
-    assert c.missing_joints() == ['joint1', 'joint2']
-    assert c.update_state(['other', 'joint1'], [9.0, 0.5], [], now=1.0) == (1, 1)
+    assert c.state.missing() == ['joint1', 'joint2']
+    assert c.state.merge(['other', 'joint1'], [9.0, 0.5], [], now=1.0) == (1, 1)
     assert c.q.tolist() == [0.5, 0.25] and c.qd.tolist() == [0.0, 0.0]
-    assert c.missing_joints() == ['joint2']
-    c.update_state(['joint2', 'joint1'], [1.0, 2.0], [3.0, 4.0], now=2.0)
+    assert c.state.missing() == ['joint2']
+    c.state.merge(['joint2', 'joint1'], [1.0, 2.0], [3.0, 4.0], now=2.0)
     assert c.q.tolist() == [2.0, 1.0] and c.qd.tolist() == [4.0, 3.0]
     # a message naming only joint2 leaves joint1 as it was
-    c.update_state(['joint2'], [-1.0], [0.5], now=3.0)
+    c.state.merge(['joint2'], [-1.0], [0.5], now=3.0)
     assert c.q.tolist() == [2.0, -1.0] and c.qd.tolist() == [4.0, 0.5]
     # freshness per commanded joint: joint1 last came at 2.0, joint2 at 3.0
-    assert c.stale_joints(now=2.05, timeout=0.1) == []
-    assert c.stale_joints(now=3.05, timeout=0.1) == ['joint1']
-    assert c.stale_joints(now=3.5, timeout=0.1) == ['joint1', 'joint2']
+    assert c.state.stale(now=2.05, timeout=0.1) == []
+    assert c.state.stale(now=3.05, timeout=0.1) == ['joint1']
+    assert c.state.stale(now=3.5, timeout=0.1) == ['joint1', 'joint2']
     # in simulated time (a plant clock), stale also in the plant's time: joint1's state stamped
     # 20.0, joint2's 21.0; unstamped states (0) and stamps of another clock go by receipt alone
-    c.update_state(['joint1'], [2.0], [], now=2.0, stamp=20.0)
-    c.update_state(['joint2'], [-1.0], [], now=3.0, stamp=21.0)
-    assert c.stale_joints(now=9.0, timeout=0.1, plant_clock=lambda: 21.05) == ['joint1']
-    assert c.stale_joints(now=9.0, timeout=0.1, plant_clock=lambda: 20.05) == ['joint2']
-    assert c.stale_joints(now=9.0, timeout=0.1, plant_clock=lambda: 25.0) == ['joint1', 'joint2']
-    assert c.stale_joints(now=9.0, timeout=0.1, plant_clock=lambda: None) == ['joint1', 'joint2']
-    c.update_state(['joint2'], [-1.0], [], now=3.0, stamp=0.0)
-    assert c.stale_joints(now=9.0, timeout=0.1, plant_clock=lambda: 0.0) == ['joint1', 'joint2']
+    c.state.merge(['joint1'], [2.0], [], now=2.0, stamp=20.0)
+    c.state.merge(['joint2'], [-1.0], [], now=3.0, stamp=21.0)
+    assert c.state.stale(now=9.0, timeout=0.1, plant_clock=lambda: 21.05) == ['joint1']
+    assert c.state.stale(now=9.0, timeout=0.1, plant_clock=lambda: 20.05) == ['joint2']
+    assert c.state.stale(now=9.0, timeout=0.1, plant_clock=lambda: 25.0) == ['joint1', 'joint2']
+    assert c.state.stale(now=9.0, timeout=0.1, plant_clock=lambda: None) == ['joint1', 'joint2']
+    c.state.merge(['joint2'], [-1.0], [], now=3.0, stamp=0.0)
+    assert c.state.stale(now=9.0, timeout=0.1, plant_clock=lambda: 0.0) == ['joint1', 'joint2']
     # names that are not in the model update nothing
-    assert c.update_state(['gripper'], [0.1], [], now=4.0) == (0, 0)
+    assert c.state.merge(['gripper'], [0.1], [], now=4.0) == (0, 0)
     for names, pos, vel, match in [(['joint1', 'joint2'], [1.0], [], 'position has 1'),
                                    (['joint1', 'joint2'], [1.0, 2.0], [1.0], 'velocity has 1'),
                                    (['joint1'], [np.nan], [], 'NaN'),
                                    (['joint1'], [0.0], [np.inf], 'NaN'),
                                    (['joint1', 'joint1'], [0.0, 1.0], [], 'twice')]:
         with pytest.raises(ValueError, match=match):
-            c.update_state(names, pos, vel, now=5.0)
+            c.state.merge(names, pos, vel, now=5.0)
     assert c.q.tolist() == [2.0, -1.0]        # a refused message changes nothing
 
 
 def test_defaults_follow_for_joints_never_received(arm):
     c = Controller(arm, joints=['joint1'])
-    c.update_state(['joint1'], [0.3], [], now=0.0)
-    assert c.missing_joints() == []           # joint2 is not commanded
+    c.state.merge(['joint1'], [0.3], [], now=0.0)
+    assert c.state.missing() == []           # joint2 is not commanded
     c.set_default_positions({'joint2': 0.7})
     assert c.q.tolist() == [0.3, 0.7]
     d = Controller(arm, joints=['joint1'], default_positions={'joint2': -0.2})
@@ -80,23 +80,23 @@ def test_defaults_follow_for_joints_never_received(arm):
 
 def test_new_parameters_take_the_state_itself_and_a_new_model_a_remapped_copy(arm):
     c = Controller(arm)
-    c.update_state(['joint1', 'joint2'], [0.3, -0.4], [0.1, 0.2], now=1.0, stamp=5.0)
+    c.state.merge(['joint1', 'joint2'], [0.3, -0.4], [0.1, 0.2], now=1.0, stamp=5.0)
     d = Controller(arm, kp=[50.0])                 # new parameters, the same model and joints
     d.take_state(c)
     assert d.state is c.state and d.q is c.q       # one store: nothing copied
-    d.update_state(['joint2'], [0.9], [], now=2.0)
+    d.state.merge(['joint2'], [0.9], [], now=2.0)
     assert d.q.tolist() == [0.3, 0.9] and d.updated.tolist() == [1.0, 2.0]
-    assert d.missing_joints() == [] and d.stale_joints(2.05, 0.1) == ['joint1']
+    assert d.state.missing() == [] and d.state.stale(2.05, 0.1) == ['joint1']
     e = Controller(arm, joints=['joint1'])         # other commanded joints: a copy
     e.take_state(d)
     assert e.state is not d.state and e.q.tolist() == [0.3, 0.9]
-    assert e.stamped.tolist() == [5.0, 0.0] and e.missing_joints() == []
+    assert e.stamped.tolist() == [5.0, 0.0] and e.state.missing() == []
     xml = open(example_urdf('planar_2r'), encoding='utf-8').read()
     other = RobotModel.from_urdf(xml.replace('"joint2"', '"elbow"'))
     u = Controller(other)                          # another model: joints matched by name
     u.take_state(d)
     assert u.state is not d.state and u.q.tolist() == [0.3, 0.0]
-    assert u.received.tolist() == [True, False] and u.missing_joints() == ['elbow']
+    assert u.received.tolist() == [True, False] and u.state.missing() == ['elbow']
 
 
 def test_modes(arm):
@@ -190,7 +190,7 @@ def test_friction_compensation(arm):
     np.testing.assert_allclose(friction, expected, rtol=1e-12)
     np.testing.assert_allclose(effort, g + cor + inertial + friction, rtol=1e-12)
     # gravity mode, no trajectory: on the measured velocity
-    c.update_state(['joint1', 'joint2'], q, qd, 0.0)
+    c.state.merge(['joint1', 'joint2'], q, qd, 0.0)
     np.testing.assert_allclose(c.full_torque(q, qd, 0.0),
                                gravity_torques(arm, q) + expected, rtol=1e-12)
     # along a trajectory: on the desired velocity, not the measured one

@@ -835,22 +835,15 @@ class Controller:
 
     # ---- inputs ----------------------------------------------------------------------------
     def _bind(self, store):
-        """Take the JointStateStore ``store``: q, qd and the rest are its arrays (in place)."""
+        """
+        Take the JointStateStore ``store``: q, qd and the rest are its arrays (in place).
+
+        The state is merged and asked about through it: ``state.merge``, ``state.missing()``,
+        ``state.stale(...)``.
+        """
         self.state = store
         self.q, self.qd = store.q, store.qd
         self.received, self.updated, self.stamped = store.received, store.updated, store.stamped
-
-    def update_state(self, names, positions, velocities, now, stamp=0.0):
-        """Merge a JointState's arrays into the state (``JointStateStore.merge``)."""
-        return self.state.merge(names, positions, velocities, now, stamp)
-
-    def state_map(self, names):
-        """(model indices, message indices) of a JointState's ``names`` that the model has."""
-        return self.state.map(names)[:2]
-
-    def reset_state(self):
-        """Forget every joint state: joints take default positions and zero velocity."""
-        self.state.reset(self.default_q)
 
     def take_state(self, other):
         """
@@ -909,14 +902,6 @@ class Controller:
         self.trajectory = (traj, np.array([self.base_model.index(j) for j in names],
                                           dtype=np.int64), q)
         return None
-
-    def missing_joints(self):
-        """Commanded joints never received."""
-        return self.state.missing()
-
-    def stale_joints(self, now, timeout, plant_clock=None):
-        """Commanded joints not updated within ``timeout`` (``JointStateStore.stale``)."""
-        return self.state.stale(now, timeout, plant_clock)
 
     def set_trajectory(self, joint_names, times, positions, velocities, accelerations, *,
                        start_time, now, q, qd, efforts=None):

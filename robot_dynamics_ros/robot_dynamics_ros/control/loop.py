@@ -115,7 +115,7 @@ class ControlLoop:
     def __init__(self, log, plant_clock=None):
         self.log = log
         # the plant's time (s) when it is simulated (use_sim_time), else None: staleness is in it
-        # too (Controller.stale_joints)
+        # too (JointStateStore.stale)
         self.plant_clock = plant_clock
         self.ctrl = self.observer = self.thresholds = self.effort_gain = None
         self.values = {}
@@ -452,7 +452,7 @@ class ControlLoop:
 
     def limits_refusal(self, ctrl):
         """Return why ``ctrl``'s limits cannot be taken now (None: they can), from the state."""
-        if self.ctrl is None or self.ctrl.missing_joints():
+        if self.ctrl is None or self.ctrl.state.missing():
             return None
         # the state now, the candidate's defaults where none came (its own store is not
         # taken: the candidate may be refused)
@@ -545,10 +545,10 @@ class ControlLoop:
             log.error(f'rejected trajectory: mode {ctrl.mode} follows {target_topic}, not joint '
                       f'trajectories (set mode to computed_torque or feedforward for those)')
             return False
-        if ctrl is None or ctrl.missing_joints():
+        if ctrl is None or ctrl.state.missing():
             log.error('rejected trajectory: ' + (
                 'no robot_description yet' if ctrl is None
-                else f'no joint_states yet for {ctrl.missing_joints()}'))
+                else f'no joint_states yet for {ctrl.state.missing()}'))
             return False
         now = self.trajectory_time(clock())       # where the arm is in time
         start = now if stamp == 0 else stamp
@@ -660,7 +660,7 @@ class ControlLoop:
         if ctrl.reaction is not None:
             raise Refused(INVALID_GOAL, f'a collision reaction ({ctrl.reaction}) is active: '
                                         f'call ~/reset_collision first')
-        stale = ctrl.missing_joints() or ctrl.stale_joints(
+        stale = ctrl.state.missing() or ctrl.state.stale(
             now, v['state_timeout'], self.plant_clock)
         if stale:
             raise Refused(INVALID_GOAL, f'no fresh joint_states for {stale} (state_timeout '
@@ -894,9 +894,9 @@ class ControlLoop:
                              f'refused ~/{topic} in frame "{frame}": targets are in the root '
                              f'link "{ctrl.base_model.root_link}" (or an empty frame_id)')
             return False
-        if ctrl.missing_joints():
+        if ctrl.state.missing():
             self.log.warning(('target', topic), f'ignored ~/{topic}: no joint_states yet for '
-                                                f'{ctrl.missing_joints()}')
+                                                f'{ctrl.state.missing()}')
             return False
         return True
 
