@@ -82,7 +82,7 @@ def ur5():
     (lambda m: Controller(m, limits=dict(max_torque_rate=[0.0] * 6)),
      'limits.max_torque_rate must be > 0'),
     (lambda m: Controller(m, mode='cartesian_impedance', task=dict(stiffness=[1.0, np.nan])),
-     'task.stiffness needs one value or one per axis (6), each finite >= 0'),
+     'task.stiffness needs 6 values (one per axis: N/m x3, N m/rad x3), each finite >= 0'),
     (lambda m: Controller(m, mode='cartesian_impedance', task=dict(nullspace_stiffness=[1, 2])),
      'nullspace.stiffness needs one value or one per commanded joint (6)'),
     (lambda m: Controller(m).inverse_dynamics(['shoulder_pan_joint'], [0.0, 1.0]),

@@ -36,7 +36,6 @@ limits (URDF, overridable) by ``command``; feedforward_node's loop shapes them w
 from dataclasses import dataclass, field
 import difflib
 import math
-import types
 
 import numpy as np
 
@@ -300,40 +299,38 @@ class Controller:
 
         Checked whatever the mode, so that a switch to a task mode cannot fail.
         """
-        t = types.SimpleNamespace(**dict(TASK_DEFAULTS, **(task or {})))
-        unknown = set(vars(t)) - set(TASK_DEFAULTS)
+        t = dict(TASK_DEFAULTS, **(task or {}))
+        unknown = set(t) - set(TASK_DEFAULTS)
         if unknown:
             raise ValueError(f'unknown task settings {sorted(unknown)}')
         m, k = self.base_model, len(self.joints)
-        frame = t.frame or default_task_frame(m, self.cmd)
+        frame = t['frame'] or default_task_frame(m, self.cmd)
         if frame not in m.frames:
             raise ValueError(f'task.frame "{frame}" is not a link of {m.name}'
                              + _suggest(frame, m.frames))
         if m.frame(frame)[0] < 0 or not any(i in self.cmd for i in _ancestors(m, frame)):
             raise ValueError(f'task.frame "{frame}" is not moved by any commanded joint')
-        stiffness = per_joint(t.stiffness, 6, 'task.stiffness', low=0.0, of='axis')
-        if len(t.stiffness) != 6:
-            raise ValueError(f'task.stiffness needs 6 values (N/m x3, N m/rad x3), got '
-                             f'{list(t.stiffness)}')
-        damping_ratio = per_joint(t.damping_ratio, 6, 'task.damping_ratio', low=0.0,
+        stiffness = per_joint(t['stiffness'], 6, 'task.stiffness', low=0.0, one=False,
+                              of='axis: N/m x3, N m/rad x3')
+        damping_ratio = per_joint(t['damping_ratio'], 6, 'task.damping_ratio', low=0.0,
                                   of='axis')
-        min_damping = per_joint(t.min_damping, 6, 'task.min_damping', low=0.0, of='axis')
-        max_error = per_joint(t.max_error, 2, 'task.max_error', low=0.0, inf=True,
+        min_damping = per_joint(t['min_damping'], 6, 'task.min_damping', low=0.0, of='axis')
+        max_error = per_joint(t['max_error'], 2, 'task.max_error', low=0.0, inf=True,
                               of='bound (m, rad)')
-        if len(t.max_error) != 2 or np.any(max_error <= 0):
+        if len(t['max_error']) != 2 or np.any(max_error <= 0):
             raise ValueError(f'task.max_error needs 2 values > 0 (m, rad), got '
-                             f'{list(t.max_error)}')
-        kn = per_joint(t.nullspace_stiffness, k, 'nullspace.stiffness', low=0.0,
+                             f'{list(t["max_error"])}')
+        kn = per_joint(t['nullspace_stiffness'], k, 'nullspace.stiffness', low=0.0,
                        of='commanded joint')
-        zn = per_joint(t.nullspace_damping_ratio, k, 'nullspace.damping_ratio', low=0.0,
+        zn = per_joint(t['nullspace_damping_ratio'], k, 'nullspace.damping_ratio', low=0.0,
                        of='commanded joint')
-        posture = None if len(t.posture) == 0 else \
-            per_joint(t.posture, k, 'nullspace.posture', of='commanded joint')
-        if t.projector not in PROJECTORS:
+        posture = None if len(t['posture']) == 0 else \
+            per_joint(t['posture'], k, 'nullspace.posture', of='commanded joint')
+        if t['projector'] not in PROJECTORS:
             raise ValueError(f'nullspace.projector must be one of {PROJECTORS}, got '
-                             f'"{t.projector}"')
+                             f'"{t["projector"]}"')
         self.task = TaskSettings(frame, stiffness, damping_ratio, min_damping, max_error, kn, zn,
-                                 posture, t.projector)
+                                 posture, t['projector'])
         self.law = None
 
     def set_force(self, settings):
@@ -1073,10 +1070,11 @@ class Controller:
         if unknown:
             raise ValueError(f'unknown joints {unknown}')
         k = len(names)
-        pos, vel, acc = (np.zeros(k) if what != 'position' and len(x) == 0 else
-                         per_joint(x, k, what, of='name', one=False)
-                         for x, what in ((position, 'position'), (velocity, 'velocity'),
-                                         (acceleration, 'acceleration')))
+        pos = per_joint(position, k, 'position', of='name', one=False)
+        vel = np.zeros(k) if len(velocity) == 0 else \
+            per_joint(velocity, k, 'velocity', of='name', one=False)
+        acc = np.zeros(k) if len(acceleration) == 0 else \
+            per_joint(acceleration, k, 'acceleration', of='name', one=False)
         m = self.model
         idx = np.array([m.index(j) for j in names], dtype=np.int64)
         q, qd, qdd = self.default_q.copy(), np.zeros(m.n), np.zeros(m.n)

@@ -544,7 +544,7 @@ def _listened(publisher):
     """
     Return whether any subscription matches ``publisher``.
 
-    The check took 1.8 us here, building and publishing a 9-joint JointState to no one 15.2 us.
+    Far cheaper than building and publishing a message to no one (d3c8652 has the figures).
     """
     return publisher.get_subscription_count() > 0
 

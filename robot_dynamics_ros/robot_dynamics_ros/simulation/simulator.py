@@ -537,10 +537,10 @@ class Simulator:
                 f'fixed')
         self.model, self.dt, self.integrator = model, float(dt), integrator
         self.restitution = float(restitution)
-        self.damping, self.friction = (
-            per_joint(model_value if given is None else given, n, name, low=0.0)
-            for given, model_value, name in ((damping, model.damping, 'damping'),
-                                             (friction, model.friction, 'friction')))
+        self.damping = per_joint(model.damping if damping is None else damping, n, 'damping',
+                                 low=0.0)
+        self.friction = per_joint(model.friction if friction is None else friction, n,
+                                  'friction', low=0.0)
         self.static_friction = (self.friction.copy() if static_friction is None else
                                 per_joint(static_friction, n, 'static_friction', low=0.0))
         if np.any(self.static_friction < self.friction):
