@@ -58,8 +58,9 @@ def loop_for(arm, mode):
     loop = ControlLoop(Log())
     loop.set_observer_ready(True)
     loop.use_model(ctrl, obs, thresholds, gain, v, 0.0)
-    q = np.clip(np.zeros(model.n), model.position_limits[:, 0] + 0.1,
-                model.position_limits[:, 1] - 0.1)
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    # zero where it is 0.1 inside the limits; else the middle (panda's fingers: 0.04 m)
+    q = np.where(hi - lo > 0.2, np.clip(np.zeros(model.n), lo + 0.1, hi - 0.1), 0.5 * (lo + hi))
     for i in range(200):
         message(loop, model, q, i * 1e-3)
     return loop, model, q

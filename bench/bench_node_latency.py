@@ -16,9 +16,11 @@
 Latency of feedforward_node: joint_states in, effort command out, over real DDS (loopback).
 
     bash scripts/dev.sh run python bench/bench_node_latency.py [--seconds 60] [--rate 1000]
-        [--fast-rate 2000] [--fast-seconds 20] [--mode gravity]
+        [--fast-rate 2000] [--fast-seconds 20] [--mode gravity] [--past-limits]
 
-Another process publishes panda joint_states at --rate Hz for --seconds. Every effort message the
+Another process publishes panda joint_states at --rate Hz for --seconds: a pose inside every
+limit, held (--past-limits: its fingers past theirs, so that the limits layer's bounds work on
+every message, as every run before this option did). Every effort message the
 node publishes is paired with the joint state it answers (~/torques carries that state's stamp; it
 is published right after the effort command), and the latency is the time from publishing that
 state to receiving the efforts; effort commands are counted too. The same is measured in the same
@@ -58,6 +60,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from std_msgs.msg import Float64MultiArray, String  # noqa: E402
 
 from benchlib import PANDA_JOINTS as JOINTS, PANDA_URDF, interrupt, read_urdf  # noqa: E402
+from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
 
 ECHO = textwrap.dedent('''
     import rclpy
@@ -87,15 +90,15 @@ ECHO = textwrap.dedent('''
 class Channel:
     """One system under test: its joint_states publisher, its effort and monitor subscriptions."""
 
-    def __init__(self, node, label, topics, pid):
+    def __init__(self, node, label, topics, pid, q):
         js_topic, cmd_topic, mon_topic = topics
         self.label, self.n_cmd, self.received, self.pid = label, 0, {}, pid
         self.sent, self.lat, self.cpu = 0, [], 0.0
         node.create_subscription(Float64MultiArray, cmd_topic, self._on_command, 10000)
         node.create_subscription(JointState, mon_topic, self._on_effort, 10000)
         self.pub = node.create_publisher(JointState, js_topic, 10)
-        q = np.random.default_rng(0).uniform(-1, 1, len(JOINTS))
         self.msg = JointState(name=JOINTS, position=q.tolist(), velocity=[0.0] * len(JOINTS))
+        self.last = float(q[-1])
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not (
                 self.pub.get_subscription_count() and node.count_publishers(cmd_topic)
@@ -118,7 +121,7 @@ class Channel:
     def _publish(self, now):
         msg = self.msg
         msg.header.stamp.sec, msg.header.stamp.nanosec = divmod(now, 10**9)
-        msg.position[-1] = now * 1e-18       # a different state each time
+        msg.position[-1] = self.last + (now % 10**6) * 1e-15    # a different state each time
         self.pub.publish(msg)
 
     def drive(self, seconds, rate):
@@ -170,10 +173,11 @@ def run_rate(channels, rate, seconds, block=5.0):
     return [(c.label, c.sent, c.n_commands, np.array(c.lat), c.cpu) for c in channels]
 
 
-def report(rate, seconds, rows, targets, mode='gravity'):
+def report(rate, seconds, rows, targets, mode='gravity',
+           where='inside its limits'):
     """Print a table and, with ``targets``, each node's p50/p99/dropped against the echo's."""
-    print(f'\n{rate:.0f} Hz joint_states for {seconds:.0f} s (panda, {mode} mode); latency '
-          f'publish -> effort receipt, ms; CPU of the process a message sent')
+    print(f'\n{rate:.0f} Hz joint_states for {seconds:.0f} s (panda {where}, {mode} mode); '
+          f'latency publish -> effort receipt, ms; CPU of the process a message sent')
     print(f'{"":<30} {"sent":>7} {"commands":>9} {"answered":>9} {"dropped":>8} {"p50":>7} '
           f'{"p99":>7} {"max":>7} {"cpu/msg":>8}')
     if any(len(lat) == 0 for _, _, _, lat, _ in rows):
@@ -204,6 +208,23 @@ def report(rate, seconds, rows, targets, mode='gravity'):
                   f'echo\'s')
 
 
+def state(past_limits):
+    """
+    Return the joint positions the bench publishes (JOINTS' order).
+
+    Inside every limit (each joint between 30 and 70 % of its range): an arm holding still,
+    where no bound of the limits layer is near; ``past_limits``: uniform in [-1, 1] (rad, m),
+    which puts panda's fingers (0-0.04 m) past their limits and the layer's bounds to work.
+    """
+    rng = np.random.default_rng(0)
+    if past_limits:
+        return rng.uniform(-1, 1, len(JOINTS))
+    model = RobotModel.from_urdf(read_urdf(PANDA_URDF))
+    lo, hi = (model.position_limits[[model.joint_names.index(j) for j in JOINTS], i]
+              for i in (0, 1))
+    return lo + (hi - lo) * rng.uniform(0.3, 0.7, len(JOINTS))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.strip().splitlines()[0])
     ap.add_argument('--seconds', type=float, default=60.0, help='at --rate (default 60)')
@@ -213,6 +234,9 @@ def main():
     ap.add_argument('--fast-seconds', type=float, default=20.0,
                     help='at --fast-rate (default 20; 0: skip)')
     ap.add_argument('--mode', default='gravity', help='feedforward_node\'s mode (default gravity)')
+    ap.add_argument('--past-limits', action='store_true',
+                    help='a state past panda\'s limits (its fingers at up to 1 m): the limits '
+                    'layer\'s bounds act on every message')
     args = ap.parse_args()
     if not (args.seconds > 0 and args.rate > 0):
         ap.error('--seconds and --rate must be > 0')
@@ -241,10 +265,11 @@ def main():
         try:
             assert procs[0].stdout.readline().strip() == 'ready'
             echo_topics = ('echo/joint_states', 'echo/commands', 'echo/torques')
-            channels = [Channel(node, 'bare echo', echo_topics, procs[0].pid)] + [
+            q = state(args.past_limits)
+            channels = [Channel(node, 'bare echo', echo_topics, procs[0].pid, q)] + [
                 Channel(node, f'feedforward_node{label}', (
                     f'/{ns}/joint_states', f'/{ns}/effort_controller/commands',
-                    f'/{ns}/inverse_dynamics_controller/torques'), proc.pid)
+                    f'/{ns}/inverse_dynamics_controller/torques'), proc.pid, q)
                 for proc, (ns, label) in zip(procs[1:], (('plain', ' (observer off)'),
                                                          ('observed', ' (observer on)')))]
             slow = run_rate(channels, args.rate, args.seconds)
@@ -258,9 +283,11 @@ def main():
                 interrupt(p, 10)
             for log in logs:
                 log.close()
-    report(args.rate, args.seconds, slow, targets=True, mode=args.mode)
+    where = 'past its limits' if args.past_limits else 'inside its limits'
+    report(args.rate, args.seconds, slow, targets=True, mode=args.mode, where=where)
     if fast is not None:
-        report(args.fast_rate, args.fast_seconds, fast, targets=False, mode=args.mode)
+        report(args.fast_rate, args.fast_seconds, fast, targets=False, mode=args.mode,
+               where=where)
 
 
 if __name__ == '__main__':

@@ -276,3 +276,49 @@ def test_the_adversarial_set_crosses_no_limit(arm):
         assert f['margin'] >= 0.0, (name, f)
         for k in ('speed', 'wall', 'tool', 'rate'):
             assert f[k] <= bench_limits.ASKED[k], (name, k, f)
+
+
+# ---- the quick path: no bound near ------------------------------------------------------------
+@pytest.mark.parametrize('arm', ['ur5', 'panda', 'xarm7', 'z1', 'kinova', 'talos_left_arm',
+                                 'allegro'])
+def test_the_quick_path_answers_as_the_bounds_would_on_every_arm(arm, monkeypatch):
+    # joints_clear skips the bounds' inverse and corrections when no joint is near a bound: its
+    # answer must be theirs to the bit, command and what acted, wherever it takes the shortcut
+    # (allegro: fingers of 1e-6 kg m^2 beside a palm, the worst conditioned M here)
+    from robot_dynamics_ros.control import limits
+    model = RobotModel.from_urdf(robot_urdf(arm))
+    rng = np.random.default_rng(7)
+    lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
+    lo, hi = np.where(np.isfinite(lo), lo, -np.pi), np.where(np.isfinite(hi), hi, np.pi)
+    effort = np.where(np.isfinite(model.effort_limits), model.effort_limits, 100.0)
+    vmax = np.where(np.isfinite(model.velocity_limits), model.velocity_limits, 3.0)
+    quick, exact = layer(model), layer(model)
+    clear = limits.joints_clear
+    taken = [0]
+
+    def counted(*args):
+        answer = clear(*args)
+        taken[0] += answer
+        return answer
+    for case in range(200):
+        # half the cases near holding still mid-range (where the shortcut is meant to be
+        # taken), the others anywhere, past the soft limits too, at any speed and torque
+        still = case % 2 == 0
+        q = lo + (hi - lo) * (rng.uniform(0.3, 0.7, model.n) if still else
+                              rng.uniform(-0.05, 1.05, model.n))
+        qd = vmax * rng.uniform(-1.2, 1.2, model.n) * (0.01 if still else 1.0)
+        tau = gravity_torques(model, q) + effort * rng.uniform(-1, 1, model.n) * (
+            0.0 if still else 1.2)
+        external = None if case % 3 else effort * rng.uniform(-0.2, 0.2, model.n)
+        unknown = case % 5 == 0
+        last = tau + effort * rng.uniform(-0.01, 0.01, model.n)
+        outs = []
+        for lay, fn in ((quick, counted), (exact, lambda *args: False)):
+            lay.unknown_load = unknown
+            lay.sent(last, 1.0)
+            monkeypatch.setattr(limits, 'joints_clear', fn)
+            outs.append((lay.apply(tau, q, qd, 1.001, external), lay.active))
+        np.testing.assert_array_equal(outs[0][0], outs[1][0], err_msg=f'{arm} case {case}')
+        assert outs[0][1] == outs[1][1], f'{arm} case {case}'
+    # and it is taken: most of the cases near holding still are clear of every bound
+    assert taken[0] >= 50, f'{arm}: the quick path taken in {taken[0]} of 200 cases'

@@ -275,7 +275,8 @@ class FeedforwardNode(Node):
         # observer's kernel loaded from the cache, or compiled meanwhile in a child process (see
         # _build); the rest (another mode, the services) on first use
         observer_now = observer is not None and self.observer_ready     # see _build
-        compile_kernels(['gravity_one', 'limit_command', 'limit_terms', 'joint_bounds',
+        compile_kernels(['gravity_one', 'limit_command', 'limit_terms', 'joints_clear',
+                         'joint_bounds',
                          'rnea_one', 'crba_one'] + (
             ['task_command'] if ctrl.mode in TASK_MODES else []) + (
             ['placement_one'] if ctrl.mode in TASK_MODES or ctrl.limit_layer.watches_frame
