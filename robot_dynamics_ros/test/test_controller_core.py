@@ -18,7 +18,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from robot_dynamics_ros.control import Controller
+from robot_dynamics_ros.control import Controller, JointGains
 from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, example_urdf,
                                          gravity_torques, rnea)
 
@@ -237,6 +237,30 @@ def test_the_task_settings_are_checked_once_and_never_changed_after(arm):
         t.stiffness[0] = 1.0
     c.set_task(dict(stiffness=[100.0] * 6))         # new settings: a new object, the old intact
     assert c.task is not t and t.stiffness[0] == 500.0 and c.task.stiffness[0] == 100.0
+
+
+def test_the_gains_are_one_frozen_set_in_model_order_replaced_whole(arm):
+    # the parameters' form (commanded joints) and the payload service's (model order) build the
+    # same JointGains; a change is a new set, the old one intact (what hand_back restores)
+    c = Controller(arm, joints=['joint2'], mode='computed_torque', kp=[50.0], kd=[7.0])
+    g = c.gains
+    assert g.kp.tolist() == [0.0, 50.0] and g.kd.tolist() == [0.0, 7.0] and c.kp is g.kp
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        g.kp = np.ones(2)
+    with pytest.raises(ValueError, match='read-only'):
+        c.kp[1] = 1.0
+    stiffer = g.with_joints([1], [0.0, 400.0], [0.0, 40.0])
+    c.set_gains(stiffer)
+    assert c.kp.tolist() == [0.0, 400.0] and g.kp.tolist() == [0.0, 50.0]
+    c.set_gains(g)
+    assert c.gains is g
+    # each form refused naming the gain, the count and what came
+    with pytest.raises(ValueError, match=r'kp needs one value or one per commanded joint \(1\)'):
+        JointGains.commanded([1.0, 2.0], [1.0], 2, [1])
+    with pytest.raises(ValueError, match=r'kd needs 2 values \(one per model joint\).*NaN'):
+        JointGains.of_model([1.0, 2.0], [1.0, np.nan], 2)
+    with pytest.raises(ValueError, match='gains for 3 joints, the model has 2'):
+        c.set_gains(JointGains.of_model([1.0] * 3, [1.0] * 3, 3))
 
 
 def test_the_friction_model_is_checked_once_and_never_changed_after(arm):

@@ -18,8 +18,8 @@ Control laws without ROS: the inverse-dynamics controller, trajectories, the mom
 Calls ``dynamics``; imports no ROS (the nodes in ``nodes/`` translate messages into these calls).
 """
 from .controller import (JOINT_MODES, MODES, TASK_DEFAULTS, TIMEOUT_BEHAVIOURS, Controller,
-                         FrictionSettings, TaskSettings, default_joints, default_task_frame,
-                         payload_model, unknown_joint_keys)
+                         FrictionSettings, JointGains, TaskSettings, default_joints,
+                         default_task_frame, payload_model, unknown_joint_keys)
 from .joint_state import JointStateStore, shared_joints
 from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw
 from .laws import JOINT_LAWS, REACTION_LAWS
@@ -36,4 +36,4 @@ __all__ = ['Controller', 'default_joints', 'payload_model', 'shared_joints', 'un
            'JOINT_MODES', 'TASK_MODES', 'TASK_DEFAULTS', 'PROJECTORS', 'TaskSpaceLaw',
            'default_task_frame', 'LIMIT_DEFAULTS', 'LimitLayer', 'FORCE_DEFAULTS', 'ForceLoop',
            'SensorInput', 'JointStateStore', 'TaskSettings',
-           'FrictionSettings']
+           'FrictionSettings', 'JointGains']

@@ -105,6 +105,44 @@ class FrictionSettings:
         _read_only(self)
 
 
+@dataclass(frozen=True)
+class JointGains:
+    """
+    The joint modes' PD gains, model order (zero for the joints not commanded), read-only.
+
+    Built from the parameters (``commanded``: one value or one per commanded joint) or from
+    another set in model order (``of_model``: the payload service's), replaced whole.
+    """
+
+    kp: np.ndarray              # N m/rad (N/m), one per model joint
+    kd: np.ndarray              # N m s/rad
+
+    def __post_init__(self):
+        _read_only(self)
+
+    @classmethod
+    def commanded(cls, kp, kd, n, cmd):
+        """Return the gains ``kp``, ``kd`` of the commanded joints ``cmd`` (model indices) of n."""
+        gains = []
+        for name, given in (('kp', kp), ('kd', kd)):
+            full = np.zeros(n)
+            full[cmd] = per_joint(given, len(cmd), name, low=0.0, of='commanded joint')
+            gains.append(full)
+        return cls(*gains)
+
+    @classmethod
+    def of_model(cls, kp, kd, n):
+        """Return the gains given in model order, one per model joint (n)."""
+        return cls(*(per_joint(g, n, name, low=0.0, of='model joint', one=False)
+                     for g, name in ((kp, 'kp'), (kd, 'kd'))))
+
+    def with_joints(self, joints, kp, kd):
+        """Return these gains with the joints ``joints`` (model indices) at ``kp``, ``kd``'s."""
+        new_kp, new_kd = self.kp.copy(), self.kd.copy()
+        new_kp[joints], new_kd[joints] = np.asarray(kp)[joints], np.asarray(kd)[joints]
+        return JointGains.of_model(new_kp, new_kd, len(new_kp))
+
+
 def _read_only(settings):
     """Make a settings dataclass's arrays read-only: what is frozen stays so."""
     for value in vars(settings).values():
@@ -251,7 +289,7 @@ class Controller:
         self.cmd = np.array([model.index(j) for j in joints], dtype=np.int64)
         self.mode = 'gravity'
         self.set_mode(mode)
-        self.set_gains(kp, kd)
+        self.set_gains(JointGains.commanded(kp, kd, model.n, self.cmd))
         self.hardware_compensates_gravity = bool(hardware_compensates_gravity)
         self.set_effort_limits(effort_limits or {})
         self.set_default_positions(default_positions or {})
@@ -668,23 +706,22 @@ class Controller:
             external = external_wrench(J[:, self.cmd], np.asarray(r)[self.cmd])
         return -external, None
 
-    def set_gains(self, kp, kd):
-        gains = []
-        for name, given in (('kp', kp), ('kd', kd)):
-            full = np.zeros(self.base_model.n)
-            full[self.cmd] = per_joint(given, len(self.joints), name, low=0.0,
-                                       of='commanded joint')
-            gains.append(full)
-        self.kp, self.kd = gains
+    def set_gains(self, gains):
+        """Use ``gains`` (JointGains of this model: its number of joints checked)."""
+        if len(gains.kp) != self.base_model.n:
+            raise ValueError(f'gains for {len(gains.kp)} joints, the model has '
+                             f'{self.base_model.n}')
+        self.gains = gains
 
-    def gains(self):
-        """Return copies of (kp, kd) in model order (zero for the joints not commanded)."""
-        return self.kp.copy(), self.kd.copy()
+    @property
+    def kp(self):
+        """Return the joint modes' kp, model order (read-only; ``set_gains`` replaces them)."""
+        return self.gains.kp
 
-    def set_model_gains(self, kp, kd):
-        """Take (kp, kd) in model order, as ``gains`` gives them (the payload service's)."""
-        self.kp, self.kd = (per_joint(g, self.base_model.n, name, low=0.0, of='model joint',
-                                      one=False) for g, name in ((kp, 'kp'), (kd, 'kd')))
+    @property
+    def kd(self):
+        """Return the joint modes' kd, model order (read-only)."""
+        return self.gains.kd
 
     def set_friction_share(self, scale):
         """Compensate a share ``scale`` (0..1) of the friction set by the last call below."""
@@ -1016,17 +1053,18 @@ class Controller:
             self.compensated = friction
         law = JOINT_LAWS[self.mode]
         if self.mode == 'gravity':
-            return friction + law(m, q, qd, des, self.kp, self.kd)
+            return friction + law(m, q, qd, des, self.gains.kp, self.gains.kd)
         if self.trajectory is not None and self.trajectory[0].efforts is not None:
             friction = friction + self.trajectory_effort(t)    # the points' effort feedforward
         if des is None and self.mode == 'computed_torque':
             if self.hold is None:
                 self.hold = q.copy()
             des = (self.hold, np.zeros(m.n), np.zeros(m.n))
-        return law(m, q, qd, des, self.kp, self.kd) + friction
+        return law(m, q, qd, des, self.gains.kp, self.gains.kd) + friction
 
     def _reaction_torque(self, q, qd):
-        return REACTION_LAWS[self.reaction](self.model, q, qd, self.reaction_q, self.kp, self.kd)
+        return REACTION_LAWS[self.reaction](self.model, q, qd, self.reaction_q, self.gains.kp,
+                                            self.gains.kd)
 
     def command(self, q, qd, t, des=None, now=None):
         """

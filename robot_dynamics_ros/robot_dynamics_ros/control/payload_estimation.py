@@ -335,6 +335,16 @@ def effort_frequency(ctrl):
     return np.sqrt(EFFORT_SHARE * limits / (M * HOLD_ERROR))
 
 
+@dataclass(frozen=True)
+class Saved:
+    """What ``take_over`` changed of the controller, for ``hand_back``; the service's period."""
+
+    gains: object               # controller.JointGains
+    friction_share: float
+    model: object               # the RobotModel before a fit was carried
+    period: float               # s, the joint states' (the service's gains' bandwidth)
+
+
 def take_over(ctrl, period, chain):
     """
     Give the controller the service's gains, no friction compensation, the pose it is at.
@@ -345,16 +355,14 @@ def take_over(ctrl, period, chain):
     (those that move the link; z1's gripper at kp 1e4 ran away), each at most its
     ``effort_frequency`` at the pose it is at. Return what ``hand_back`` restores.
     """
-    saved = (*ctrl.gains(), ctrl.friction_scale, ctrl.model, float(period))
+    saved = Saved(ctrl.gains, ctrl.friction_scale, ctrl.model, float(period))
     # held where it is: the pose it held (a finished trajectory's end) is where the node's
     # softer gains let an unmodelled tool sag from, by up to a radian on a light wrist; the
     # stiffer gains would snap the arm back
     ctrl.hold_here()
     kp, kd = service_gains(ctrl.kp, ctrl.kd, period, effort_frequency(ctrl))
-    new_kp, new_kd = ctrl.gains()
     chain = np.asarray(chain, dtype=np.int64)       # the others (a gripper's fingers) keep theirs
-    new_kp[chain], new_kd[chain] = kp[chain], kd[chain]
-    ctrl.set_model_gains(new_kp, new_kd)
+    ctrl.set_gains(ctrl.gains.with_joints(chain, kp, kd))
     ctrl.set_friction_share(0.0)
     ctrl.expect_unknown_load(True)
     return saved
@@ -372,7 +380,7 @@ def carry(ctrl, saved, fit, Q, d):
     more than a quarter of its sweep ``d`` behind gets the kp that holds it within, up to
     MAX_BANDWIDTH (its smallest inertia over Q). Return whether the fit was carried.
     """
-    model = saved[3]
+    model = saved.model
     carried = False
     if fit.found and fit.mass > 0 and np.linalg.norm(fit.com) <= CARRY_REACH:
         loaded = model.with_payload(fit.link, fit.mass, fit.com)
@@ -385,12 +393,12 @@ def carry(ctrl, saved, fit, Q, d):
     hold = ctrl.friction.fc + ctrl.friction.b * speed
     j = ctrl.cmd[d[ctrl.cmd] > 0]
     need = hold[j] / (inertia[j] * d[j] / 4)
-    w_max = MAX_BANDWIDTH / max(saved[4], 1e-6)
-    kp, kd = ctrl.gains()
+    w_max = MAX_BANDWIDTH / max(saved.period, 1e-6)
+    kp, kd = ctrl.kp.copy(), ctrl.kd.copy()
     raise_ = need > kp[j]
     kp[j] = np.where(raise_, np.maximum(np.minimum(need, w_max * w_max), kp[j]), kp[j])
     kd[j] = np.where(raise_, 2.0 * np.sqrt(kp[j]), kd[j])
-    ctrl.set_model_gains(kp, kd)
+    ctrl.set_gains(ctrl.gains.with_joints(j, kp, kd))
     return carried
 
 
@@ -412,11 +420,11 @@ def compensate(ctrl, chain):
 
 def hand_back(ctrl, saved):
     """Give the controller back what ``take_over`` saved."""
-    ctrl.set_model_gains(*saved[:2])
-    ctrl.set_friction_share(saved[2])
+    ctrl.set_gains(saved.gains)
+    ctrl.set_friction_share(saved.friction_share)
     ctrl.expect_unknown_load(False)
-    if ctrl.model is not saved[3]:
-        ctrl.swap_model(saved[3])
+    if ctrl.model is not saved.model:
+        ctrl.swap_model(saved.model)
 
 
 def followed(q, qd, d, commanded):
