@@ -76,6 +76,7 @@ def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
     from rcl_interfaces.srv import DescribeParameters, GetParameters, ListParameters
     from rclpy.parameter import parameter_value_to_python
     from ros_harness import NodeProcess, call_service
+    from robot_dynamics_ros.control import configuration
     from robot_dynamics_ros.dynamics import example_urdf
     from robot_dynamics_ros.nodes.parameters import _TYPES, shown_default
     from robot_dynamics_ros.tools.reference import node_markdown
@@ -121,6 +122,9 @@ def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
         kind, default, text, read_only = declared[d.name]
         # ros2 param describe
         assert (d.type, d.description, d.read_only) == (_TYPES[kind][0], text, read_only), d
+        # and what the node checks a value of one number or word against (its rule)
+        rule = configuration.rule(d.name) if executable == 'feedforward_node' else None
+        assert d.additional_constraints == (rule.text if rule else ''), d
         live_value = parameter_value_to_python(value)
         if d.name not in overridden:
             assert list(live_value) == list(default) if isinstance(default, list) else \

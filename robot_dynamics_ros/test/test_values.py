@@ -17,16 +17,20 @@ The one per-joint checker (dynamics/values.py) and the settings that go through 
 
 What it takes, what it refuses and what its refusal says: the parameter's name, how many values,
 their bounds and what was given; then that the controller's, the limits', the observer's, the
-task law's and the simulator's settings all refuse alike through it.
+task law's and the simulator's settings all refuse alike through it; the rules of the
+parameters of one number or one word (``OneOf``, ``Number``), which configuration.problem checks.
 """
+import math
+
 import numpy as np
 import pytest
 
 from conftest import robot_urdf
 from robot_dynamics_ros.control import Controller
+from robot_dynamics_ros.control import configuration
 from robot_dynamics_ros.control.configuration import observer
 from robot_dynamics_ros.dynamics import RobotModel
-from robot_dynamics_ros.dynamics.values import per_joint
+from robot_dynamics_ros.dynamics.values import Number, OneOf, per_joint
 from robot_dynamics_ros.simulation import Simulator
 from robot_dynamics_ros.simulation.sensors import Sensors
 
@@ -112,3 +116,46 @@ def test_the_observers_gains_and_thresholds_go_through_it(ur5):
     with pytest.raises(ValueError, match=r'collision.thresholds needs one value or one per joint '
                                          r'\(6\), each finite >= 0, got \[1.0, -1.0\]'):
         observer(Controller(ur5), values)
+
+
+# ---- the rules of the parameters of one number or one word ----------------------------------
+@pytest.mark.parametrize('rule, good, bad, says', [
+    (OneOf(('zero', 'gravity')), 'zero', 'hold',
+     'on_timeout must be one of (\'zero\', \'gravity\'), got "hold"'),
+    (Number(0.0, strict=True), 1e-3, 0.0, 'state_timeout must be > 0, got 0.0'),
+    (Number(0.0, note='(0: never)'), math.inf, -1,
+     'state_timeout must be >= 0 (0: never), got -1'),
+    (Number(0.0, strict=True, inf=False, note='(Hz)'), 10.0, math.inf,
+     'state_timeout must be > 0 and finite (Hz), got inf'),
+    (Number(0.0, high=1.0), 1.0, 1.5, 'state_timeout must be >= 0 and <= 1, got 1.5'),
+    (Number(0.0), 0.0, math.nan, 'state_timeout must be >= 0, got nan'),
+    (Number(0.0), 0.0, 'fast', 'state_timeout must be >= 0, got fast'),
+])
+def test_a_rule_takes_what_it_says_and_refuses_the_rest_naming_it(rule, good, bad, says):
+    name = 'on_timeout' if isinstance(rule, OneOf) else 'state_timeout'
+    assert rule.check(name, good) == good
+    with pytest.raises(ValueError) as e:
+        rule.check(name, bad)
+    assert str(e.value) == says
+    # what the descriptor shows is what the refusal says the value must be
+    if isinstance(rule, OneOf):
+        assert rule.text == 'one of zero, gravity'
+    else:
+        assert f'must be {rule.text}, got' in says
+
+
+def test_every_rule_is_of_a_declared_parameter_and_refuses_through_problem():
+    # the rules are the checks of configuration.problem and the descriptors' constraints: a rule
+    # for a name the node does not declare would check nothing
+    from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
+    values = {name: d[1] for name, d in PARAMETERS.items()}
+    assert configuration.problem(values) is None
+    for name, rule in configuration.RULES.items():
+        assert name in PARAMETERS, name
+        bad = 'no such choice' if isinstance(rule, OneOf) else -1.0
+        assert configuration.problem(dict(values, **{name: bad})).startswith(
+            f'{name} must be '), name
+    # the per-joint constraints, declared once the model is known
+    bad = dict(values, **{'constraints.elbow_joint.goal': math.nan})
+    assert configuration.problem(bad) == ('constraints.elbow_joint.goal must be >= 0 and finite '
+                                          '(0: not checked), got nan')

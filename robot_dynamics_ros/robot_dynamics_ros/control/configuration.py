@@ -25,7 +25,7 @@ import numpy as np
 from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints
 from .force import check as check_force
 from .limits import check as check_limits
-from ..dynamics.values import per_joint
+from ..dynamics.values import Number, OneOf, per_joint
 from .observer import REACTIONS, MomentumObserver
 from .task_space import PROJECTORS
 
@@ -33,40 +33,48 @@ TORQUE_SOURCES = ('auto', 'measured', 'commanded')
 SCALINGS = ('off', 'reject', 'scale')
 
 
+# what each parameter of one number or one word must be: checked by ``problem``, shown by the
+# node's parameter descriptors (``ros2 param describe``); the per-joint values are checked
+# where the model is known (``per_joint``), the settings of the limits, force and task modes by
+# their own checks below
+RULES = {
+    'mode': OneOf(MODES),
+    'on_timeout': OneOf(TIMEOUT_BEHAVIOURS),
+    'state_timeout': Number(0.0, strict=True),
+    'rate': Number(0.0),
+    'observer.torque_source': OneOf(TORQUE_SOURCES),
+    'trajectory_scaling': OneOf(SCALINGS),
+    'torques_every': Number(0.0, note='(0: never)'),
+    'external_torques_every': Number(0.0, note='(0: never)'),
+    'nullspace.projector': OneOf(PROJECTORS),
+    'task.target_timeout': Number(0.0, note='(0: never)'),
+    'constraints.goal_time': Number(0.0, inf=False, note='(0: no limit)'),
+    'action_monitor_rate': Number(0.0, strict=True, inf=False, note='(Hz)'),
+    'collision.reaction': OneOf(REACTIONS),
+}
+# constraints.<joint>.trajectory and .goal, declared per joint once the model is known
+JOINT_CONSTRAINT = Number(0.0, inf=False, note='(0: not checked)')
+
+
+def rule(name):
+    """Return the rule of parameter ``name`` (None: none of one number or word)."""
+    if name in RULES:
+        return RULES[name]
+    return JOINT_CONSTRAINT if name.startswith('constraints.') else None
+
+
 def problem(v):
     """Return why the values ``v`` are refused (None: they are fine)."""
-    if v['mode'] not in MODES:
-        return f'mode must be one of {MODES}, got "{v["mode"]}"'
-    if v['on_timeout'] not in TIMEOUT_BEHAVIOURS:
-        return f'on_timeout must be one of {TIMEOUT_BEHAVIOURS}, got "{v["on_timeout"]}"'
-    if not v['state_timeout'] > 0:
-        return f'state_timeout must be > 0, got {v["state_timeout"]}'
-    if not v['rate'] >= 0:
-        return f'rate must be >= 0, got {v["rate"]}'
-    if v['observer.torque_source'] not in TORQUE_SOURCES:
-        return (f'observer.torque_source must be one of {TORQUE_SOURCES}, got '
-                f'"{v["observer.torque_source"]}"')
-    if v['trajectory_scaling'] not in SCALINGS:
-        return f'trajectory_scaling must be one of {SCALINGS}, got "{v["trajectory_scaling"]}"'
-    for name in ('torques_every', 'external_torques_every'):
-        if not v[name] >= 0:
-            return f'{name} must be >= 0 (0: never), got {v[name]}'
-    if v['nullspace.projector'] not in PROJECTORS:
-        return (f'nullspace.projector must be one of {PROJECTORS}, got '
-                f'"{v["nullspace.projector"]}"')
+    try:
+        for name, value in v.items():
+            r = rule(name)
+            if r is not None:
+                r.check(name, value)
+    except ValueError as e:
+        return str(e)
     old = np.asarray(v['task.max_torque_rate'], dtype=float)
     if old.size and not np.all(old > 0):
         return f'task.max_torque_rate must be > 0, got {old.tolist()}'
-    if not v['task.target_timeout'] >= 0:
-        return f'task.target_timeout must be >= 0 (0: never), got {v["task.target_timeout"]}'
-    for name in [k for k in v if k.startswith('constraints.')]:
-        if not (np.isfinite(v[name]) and v[name] >= 0):
-            zero = 'no limit' if name == 'constraints.goal_time' else 'not checked'
-            return f'{name} must be >= 0 (0: {zero}), got {v[name]}'
-    if not (np.isfinite(v['action_monitor_rate']) and v['action_monitor_rate'] > 0):
-        return f'action_monitor_rate must be > 0 (Hz), got {v["action_monitor_rate"]}'
-    if v['collision.reaction'] not in REACTIONS:
-        return f'collision.reaction must be one of {REACTIONS}, got "{v["collision.reaction"]}"'
     try:
         check_limits(limit_settings(v))
         check_force(force_settings(v))

@@ -13,14 +13,21 @@
 # limitations under the License.
 
 """
-The one checker of per-joint values from parameters, files and requests.
+The one checker of per-joint values from parameters, files and requests; the scalar rules.
 
 "One value for every joint, or one per joint", each a number within its bounds: gains,
 friction, thresholds, limits, initial positions, the simulator's sensor errors, the task law's
 stiffnesses. It lives below control/ and simulation/ so both take it (they may not import each
 other); its ValueError names the parameter, what it needs and what it got, the text the nodes
 log and answer a parameter set with.
+
+A parameter of one number or one word has a rule (``OneOf``, ``Number``): what it must be, as
+a check whose ValueError names the parameter and as a text (``text``) the node's parameter
+descriptors show (``ros2 param describe``: "Additional constraints").
 """
+from dataclasses import dataclass
+import math
+
 import numpy as np
 
 
@@ -65,3 +72,54 @@ def _shown(values):
         return np.asarray(values, dtype=float).ravel().tolist()
     except (TypeError, ValueError):
         return repr(values)
+
+
+@dataclass(frozen=True)
+class OneOf:
+    """A word among ``choices``."""
+
+    choices: tuple
+
+    @property
+    def text(self):
+        return f'one of {", ".join(self.choices)}'
+
+    def check(self, name, value):
+        """Return ``value``; ValueError naming ``name`` when it is not one of the choices."""
+        if value not in self.choices:
+            raise ValueError(f'{name} must be one of {self.choices}, got "{value}"')
+        return value
+
+
+@dataclass(frozen=True)
+class Number:
+    """
+    A number >= ``low`` (> when ``strict``), <= ``high``, finite unless ``inf``; never NaN.
+
+    ``note``: what the refusal adds after the bound, as "(0: never)" or "(Hz)".
+    """
+
+    low: float = -math.inf
+    strict: bool = False
+    high: float = math.inf
+    inf: bool = True
+    note: str = ''
+
+    @property
+    def text(self):
+        words = ([f'{">" if self.strict else ">="} {self.low:g}'] if self.low > -math.inf
+                 else []) + ([f'<= {self.high:g}'] if self.high < math.inf else []) + (
+            [] if self.inf else ['finite'])
+        return ' and '.join(words) + (f' {self.note}' if self.note else '')
+
+    def check(self, name, value):
+        """Return ``value`` as a float; ValueError naming ``name`` when it breaks the rule."""
+        try:
+            x = float(value)
+        except (TypeError, ValueError):
+            x = math.nan
+        ok = (x > self.low if self.strict else x >= self.low) and x <= self.high and (
+            self.inf or math.isfinite(x))
+        if not ok:
+            raise ValueError(f'{name} must be {self.text}, got {value}')
+        return x

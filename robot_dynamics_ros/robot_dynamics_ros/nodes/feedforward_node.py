@@ -99,7 +99,8 @@ class FeedforwardNode(Node):
 
     def __init__(self):
         super().__init__(NODE_NAME)
-        self.values = {name: declare(self, name, kind, default, desc, ro)
+        self.values = {name: declare(self, name, kind, default, desc, ro,
+                                     configuration.rule(name))
                        for name, (kind, default, desc, ro) in PARAMETERS.items()}
         self.model = None
         self._declaring = False
@@ -221,7 +222,8 @@ class FeedforwardNode(Node):
         commanded = configuration.commanded_joints(model, self.values)
         for name, what in constraint_parameters(commanded):
             if not self.has_parameter(name):
-                self.values[name] = declare(self, name, float, 0.0, what)
+                self.values[name] = declare(self, name, float, 0.0, what,
+                                            rule=configuration.rule(name))
                 problem = configuration.problem(self.values)
                 if problem and problem.startswith(name):        # a value given at start-up
                     log.error(f'ignoring parameter {problem}; 0.0 is used')

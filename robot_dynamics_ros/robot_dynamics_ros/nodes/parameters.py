@@ -69,16 +69,19 @@ def coerce_numbers(node, params):
     return out
 
 
-def declare(node, name, kind, default, description, read_only=False):
+def declare(node, name, kind, default, description, read_only=False, rule=None):
     """
     Declare a typed parameter with a descriptor; returns its value (the override if any).
 
     An integer override of a float parameter is taken as that float; an empty array default is set
-    to a typed empty array, so `ros2 param get/dump` show it.
+    to a typed empty array, so `ros2 param get/dump` show it. ``rule`` (a
+    ``dynamics.values.OneOf`` or ``Number``, what the node checks the value against) is shown
+    as the descriptor's additional constraints (``ros2 param describe``).
     """
     ptype, rtype = _TYPES[kind]
     desc = ParameterDescriptor(name=name, type=ptype, description=description,
-                               read_only=read_only, dynamic_typing=False)
+                               read_only=read_only, dynamic_typing=False,
+                               additional_constraints=rule.text if rule is not None else '')
     override = node._parameter_overrides.get(name)
     if override is not None and kind in (float, 'float[]') and override.type_ in (
             Parameter.Type.INTEGER, Parameter.Type.INTEGER_ARRAY):
