@@ -378,7 +378,7 @@ def collision(arm):
     start = rig.t
 
     def turn(r):            # the hold target turns the first joint 0.6 rad over 3 s
-        r.ctrl.hold = q0 + np.eye(model.n)[0] * 0.6 * min(1.0, (r.t - start) / 3.0)
+        r.ctrl.hold_at(q0 + np.eye(model.n)[0] * 0.6 * min(1.0, (r.t - start) / 3.0))
     rig.run(3.0, each=turn)
     return any('collision' in line for line in rig.loop.log.lines)
 

@@ -339,6 +339,25 @@ def test_a_new_model_fades_in_over_bumpless(arm):
     assert loop.shaper.fade is None
 
 
+def test_a_new_model_keeps_the_task_target_and_the_held_position(arm):
+    # what the arm was told to hold goes on with the new model: in a task mode the target (the
+    # pose it started at), in computed torque the held position (matched by joint name)
+    for mode in ('cartesian_impedance', 'computed_torque'):
+        loop = make(arm, mode=mode)
+        feed(loop, 1.0, (0.3, -0.2))
+        held = loop.ctrl.task_target if mode == 'cartesian_impedance' else loop.ctrl.hold
+        assert held is not None
+        heavier = RobotModel.from_urdf(open(example_urdf('planar_2r')).read().replace(
+            'mass value="1', 'mass value="3'))
+        loop.use_model(Controller(heavier, mode=mode), None, np.zeros(2), np.ones(2),
+                       loop.values, 1.0)
+        feed(loop, 1.001, (0.35, -0.2))           # moved: the target stays where it was
+        if mode == 'cartesian_impedance':
+            assert loop.ctrl.task_target is held
+        else:
+            assert loop.ctrl.hold.tolist() == [0.3, -0.2]
+
+
 # ---- joint trajectories ---------------------------------------------------------------------
 def tables(times, positions):
     return lambda: (JOINTS, times, positions, None, None, None)    # no velocities, ..., efforts
@@ -371,7 +390,7 @@ def test_trajectory_scaling_rejects_or_stretches_what_the_arm_cannot(arm):
     loop = make(arm, trajectory_scaling='scale')
     feed(loop, 1.0)
     assert loop.trajectory(fast, 1, 0.0, clock_at(1.0), '/t')
-    assert loop.ctrl.trajectory[0].end_time - 1.0 > 0.05 * 1.5
+    assert loop.ctrl.trajectory.path.end_time - 1.0 > 0.05 * 1.5
     assert 'stretched by k*' in loop.log.text()
 
 

@@ -67,6 +67,89 @@ def test_state_mapping_merges_per_joint(arm):
     assert c.q.tolist() == [2.0, -1.0]        # a refused message changes nothing
 
 
+def test_new_parameters_take_the_reference_itself_and_keep_what_carries_over(arm):
+    # the trajectory, the held position and the reaction are one Reference: taken, never
+    # copied; what the new parameters do not go on with is dropped from it
+    def follow(c):
+        c.state.merge(['joint1', 'joint2'], [0.0, 0.0], [0.0, 0.0], now=0.0)
+        c.set_trajectory(['joint1', 'joint2'], [1.0], [[0.5, -0.5]], None, None, start_time=0.0,
+                         now=0.0, q=c.q.copy(), qd=c.qd.copy())
+    c = Controller(arm, mode='computed_torque')
+    follow(c)
+    followed = c.trajectory
+    assert followed.joints.tolist() == [0, 1] and followed.path.end_time == 1.0
+    d = Controller(arm, mode='computed_torque', kp=[50.0])      # new gains: goes on
+    assert d.carry_on_from(c) and d.ref is c.ref and d.trajectory is followed
+    d.hold_here()
+    e = Controller(arm, mode='computed_torque', kd=[5.0])        # the same mode: the hold stays
+    e.carry_on_from(d)
+    assert e.ref is d.ref and e.hold.tolist() == [0.0, 0.0] and e.trajectory is None
+    f = Controller(arm, mode='feedforward')                       # another mode: not the hold
+    f.carry_on_from(e)
+    assert f.ref is e.ref and f.hold is None
+    follow(f)
+    g = Controller(arm, mode='cartesian_impedance')               # a task mode: not the path
+    assert not g.carry_on_from(f) and g.ref is f.ref and g.trajectory is None
+    # a collision reaction goes on whatever the parameters; its end holds where the arm is
+    g.react('hold', [0.1, 0.2])
+    h = Controller(arm, mode='gravity')
+    h.carry_on_from(g)
+    assert h.reaction == 'hold' and h.ref.reaction_q.tolist() == [0.1, 0.2]
+    h.clear_reaction()
+    assert h.reaction is None and h.hold is None
+
+
+def test_a_new_model_takes_the_reference_remapped_by_joint_name(arm):
+    c = Controller(arm, mode='computed_torque')
+    c.state.merge(['joint1', 'joint2'], [0.2, 0.3], [0.0, 0.0], now=0.0)
+    c.set_trajectory(['joint1'], [1.0], [[0.5]], None, None, start_time=0.0, now=0.0,
+                     q=c.q.copy(), qd=c.qd.copy())
+    xml = open(example_urdf('planar_2r'), encoding='utf-8').read()
+    other = Controller(RobotModel.from_urdf(xml.replace('"joint2"', '"elbow"')),
+                       mode='computed_torque', default_positions={'elbow': -1.0})
+    assert other.take_motion(c) is None and other.ref is not c.ref
+    assert other.trajectory.path is c.trajectory.path
+    assert other.trajectory.arrival.tolist() == [0.2, -1.0]     # elbow: its default
+    c.hold_here()
+    gone = Controller(RobotModel.from_urdf(xml.replace('"joint1"', '"shoulder"')),
+                      mode='computed_torque')
+    c.set_trajectory(['joint1'], [1.0], [[0.5]], None, None, start_time=0.0, now=0.0,
+                     q=c.q.copy(), qd=c.qd.copy())
+    assert gone.take_motion(c) == ("it moves joints ['joint1'], which the new model does not "
+                                   "have") and gone.trajectory is None
+
+
+def test_the_task_target_goes_on_in_the_task_modes_and_is_dropped_outside_them():
+    # the task target and posture are the reference's: taken with it between task modes of
+    # one frame, dropped for a joint mode; a new model (the same frame) takes them too
+    from conftest import robot_urdf
+    ur5 = RobotModel.from_urdf(robot_urdf('ur5'))
+    q = np.array([0.0, -1.2, 1.5, -1.9, -1.57, 0.0])
+
+    def run(c):
+        c.state.merge(list(ur5.joint_names), q, np.zeros(6), now=0.0)
+        c.command(c.q, c.qd, 0.0, now=0.0)
+    c = Controller(ur5, mode='cartesian_impedance')
+    run(c)
+    target, posture = c.task_target, c.posture
+    assert target is not None and posture.tolist() == q.tolist()
+    d = Controller(ur5, mode='operational_space')
+    d.carry_on_from(c)
+    assert d.task_target is target and d.posture is posture
+    e = Controller(ur5, mode='cartesian_impedance', task=dict(posture=[0.0] * 6))
+    e.carry_on_from(d)                  # a posture given: not the one taken at activation
+    assert e.task_target is target and e.posture is None
+    f = Controller(ur5, mode='computed_torque')
+    f.carry_on_from(e)
+    assert f.task_target is None and f.ref is e.ref
+    h = Controller(ur5, mode='cartesian_impedance')
+    run(h)
+    g = Controller(RobotModel.from_urdf(robot_urdf('ur5')), mode='cartesian_impedance')
+    g.take_motion(h)
+    g.take_task(h)
+    assert g.ref is not h.ref and g.task_target is h.task_target and g.posture is h.posture
+
+
 def test_defaults_follow_for_joints_never_received(arm):
     c = Controller(arm, joints=['joint1'])
     c.state.merge(['joint1'], [0.3], [], now=0.0)
@@ -116,7 +199,7 @@ def test_modes(arm):
     expected = crba(arm, q) @ v + bias_torques(arm, q, qd)
     assert np.allclose(c.command(q, qd, 0.5)[0], expected)
     # without a trajectory computed torque holds where it started holding
-    c.trajectory = None
+    c.hold_at_next_command()
     c.command(q, qd, 1.0)
     q2 = q + 0.1
     expected = crba(arm, q2) @ (np.array([10.0, 20.0]) * (q - q2) - np.array([1.0, 2.0]) * qd) \

@@ -43,9 +43,10 @@ from ..dynamics import bias_torques, frame_jacobian, frame_placement, gravity_to
 from ..dynamics.values import per_joint
 from .feasibility import check as check_trajectory
 from .force import ForceLoop, SensorInput, at_frame, check as check_force
-from .joint_state import JointStateStore, shared_joints
+from .joint_state import JointStateStore
 from .laws import JOINT_LAWS, REACTION_LAWS
 from .limits import LimitLayer
+from .reference import Followed, Reference
 from .shaping import clamp
 from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, external_wrench
 from .trajectory import JointTrajectory
@@ -300,8 +301,6 @@ class Controller:
         self.law = None               # the TaskSpaceLaw of self.model, built on first use
         self._law_posture = None      # the posture the law has
         self._law_target = None       # the TaskTarget the law has a copy of
-        self.task_target = None       # the TaskTarget (None: the frame's pose when next used)
-        self.posture = None           # the nullspace posture in use (commanded joints)
         self.stiffness = None         # [from, to, since]: task stiffness, ramping
         self.compensated = None       # the friction compensation of the last output, or None
         self.set_task(task)
@@ -311,10 +310,7 @@ class Controller:
         self.external_torques = None  # the observer's estimate at the last full_torque
         self.force_applied = np.zeros(6)    # the last wrench the arm applied (force axes' input)
         self.force_event = None       # why the force axes began to hold (for the log), once
-        self.trajectory = None        # (JointTrajectory, model indices, q at arrival)
-        self.hold = None              # q_d of computed_torque without a trajectory
-        self.reaction = None          # after a collision: 'hold' or 'float' (see react)
-        self.reaction_q = None
+        self.ref = Reference()        # the trajectory, the held position, the reaction
 
     # ---- configuration ---------------------------------------------------------------------
     @property
@@ -324,11 +320,9 @@ class Controller:
     def set_mode(self, mode):
         if mode not in MODES:
             raise ValueError(f'mode must be one of {MODES}, got "{mode}"')
-        if mode != self.mode:
-            self.hold = None
-            if hasattr(self, 'task_target'):
-                self.task_target = None       # a task mode starts where the frame is
-                self.posture = None
+        if mode != self.mode and hasattr(self, 'ref'):
+            self.ref.keep(hold=False)
+            self.ref.start_task()               # a task mode starts where the frame is
         self.mode = mode
 
     def set_task(self, task):
@@ -406,8 +400,10 @@ class Controller:
         """
         Carry the task state over from another Controller (a parameter change, a new model).
 
-        The target, the posture taken at activation and the stiffness where its ramp is (it
-        ramps from there to this controller's), the last command for the rate limit.
+        The target and the posture taken at activation (kept in the reference taken over, or
+        given to a new model's: call ``take_motion`` first), the stiffness where its ramp is
+        (it ramps from there to this controller's), the last command for the rate limit, the
+        force loop and sensor.
         """
         self.limit_layer.take(other.limit_layer)
         # the sensor and its bias (the model's: a new one is made for another model); the force
@@ -416,13 +412,15 @@ class Controller:
             self.force_input = other.force_input
         if _same_force(other.force.settings, self.force.settings):
             self.force = other.force
-        if other.mode not in TASK_MODES or self.mode not in TASK_MODES or \
-                other.task.frame != self.task.frame or other.joints != self.joints:
-            return
-        self.task_target = other.task_target
-        # the posture taken at activation, unless this controller is given one
-        self.posture = other.posture if self.task.posture is None else None
-        if other.stiffness is not None:
+        carries = other.mode in TASK_MODES and self.mode in TASK_MODES and \
+            other.task.frame == self.task.frame and other.joints == self.joints
+        # the target; the posture taken at activation, unless this controller is given one
+        posture = self.task.posture is None
+        if self.ref is other.ref:               # new parameters: the reference taken over
+            self.ref.keep(task=carries, posture=posture)
+        elif carries:                           # a new model: its reference remapped
+            self.ref.take_task(other.ref, posture)
+        if carries and other.stiffness is not None:
             # from where the ramp is at the last command's state time (the limits layer's)
             last = other.limit_layer.last
             now = other.stiffness[2] + STIFFNESS_RAMP if last is None or last[1] is None else \
@@ -507,7 +505,7 @@ class Controller:
 
     def hold_task_target(self):
         """Hold the target where it is: no target velocity or acceleration (a stream stopped)."""
-        target = self.task_target
+        target = self.ref.task_target
         if target is not None:
             if target.twist_time is not None and self._law_target is target and \
                     self.law is not None:
@@ -520,10 +518,11 @@ class Controller:
 
     def _target(self):
         """Return the TaskTarget, first set to the frame's current pose (activation)."""
-        if self.task_target is None:
+        ref = self.ref
+        if ref.task_target is None:
             T = self.task_pose()
-            self.task_target = TaskTarget(T[:3, 3].copy(), T[:3, :3].copy())
-        return self.task_target
+            ref.task_target = TaskTarget(T[:3, 3].copy(), T[:3, :3].copy())
+        return ref.task_target
 
     def _stiffness_at(self, now):
         K0, K1, since = self.stiffness
@@ -549,10 +548,11 @@ class Controller:
         law = self._task_law()
         t = self.task
         target = self._target()
-        if self.posture is None:
-            self.posture = t.posture if t.posture is not None else q[self.cmd].copy()
-        if self._law_posture is not self.posture:
-            law.posture[:] = self._law_posture = self.posture
+        ref = self.ref
+        if ref.posture is None:
+            ref.posture = t.posture if t.posture is not None else q[self.cmd].copy()
+        if self._law_posture is not ref.posture:
+            law.posture[:] = self._law_posture = ref.posture
         ramp = self.stiffness
         if ramp is None or ramp[1] is not t.stiffness:
             self.stiffness = ramp = [t.stiffness if ramp is None else self._stiffness_at(now),
@@ -590,7 +590,7 @@ class Controller:
         while holding a pose in the joint modes. ``qd`` gives the shape.
         """
         out = np.zeros_like(qd, dtype=float)
-        law, target = self.law, self.task_target
+        law, target = self.law, self.ref.task_target
         if law is None or target is None or not np.any(target.twist):
             return out
         v = target.twist
@@ -770,18 +770,44 @@ class Controller:
         """
         if kind not in ('hold', 'float'):
             raise ValueError(f'reaction must be hold or float, got "{kind}"')
-        self.trajectory = None
-        self.hold = None
-        self.reaction, self.reaction_q = kind, np.array(q, dtype=float)
+        self.ref.react(kind, q)
 
     def hold_here(self):
         """Drop the trajectory and hold the position the arm is at now."""
-        self.trajectory = None
-        self.hold = self.q.copy()
+        self.ref.hold_at(self.q)
+
+    def hold_at(self, q):
+        """Drop the trajectory and hold ``q`` (model order)."""
+        self.ref.hold_at(q)
 
     def hold_at_next_command(self):
         """Drop the trajectory and hold where the arm is at the next command (the state then)."""
-        self.trajectory = self.hold = None
+        self.ref.hold_at(None)
+
+    @property
+    def trajectory(self):
+        """Return the trajectory followed (a reference.Followed), or None."""
+        return self.ref.trajectory
+
+    @property
+    def hold(self):
+        """Return the position held without a trajectory (model order), or None."""
+        return self.ref.hold
+
+    @property
+    def reaction(self):
+        """Return the collision reaction running ('hold' or 'float'), or None."""
+        return self.ref.reaction
+
+    @property
+    def task_target(self):
+        """Return the task modes' TaskTarget, or None before a task mode first runs."""
+        return self.ref.task_target
+
+    @property
+    def posture(self):
+        """Return the nullspace posture in use (commanded joints), or None."""
+        return self.ref.posture
 
     def use_sensor(self, side, payload=None):
         """
@@ -803,9 +829,7 @@ class Controller:
         A task mode starts again where the frame is (the target before the collision is dropped,
         as the trajectory is: going back to it would mean driving into what was hit).
         """
-        self.reaction = self.reaction_q = None
-        self.hold = None
-        self.task_target = self.posture = None
+        self.ref.clear_reaction()
 
     def friction_torque(self, qd):
         """Return the friction compensation for model joint velocities qd (zero when off)."""
@@ -903,39 +927,25 @@ class Controller:
         too. Return False when a running trajectory is dropped (a task mode, or other joints).
         """
         self.take_state(other)
-        self.reaction, self.reaction_q = other.reaction, other.reaction_q
         kept = self.joints == other.joints and self.mode not in TASK_MODES
-        if kept:
-            self.trajectory = other.trajectory
-            if self.mode == other.mode:
-                self.hold = other.hold
+        following = other.ref.trajectory is not None
+        self.ref = other.ref            # the reference itself, never a copy
+        self.ref.keep(trajectory=kept, hold=kept and self.mode == other.mode)
         self.take_task(other)
-        return kept or other.trajectory is None
+        return kept or not following
 
     def take_motion(self, other):
         """
-        Carry the running trajectory and the held position over from another Controller.
+        Take the reference of another Controller remapped: its trajectory and held position.
 
         Of this model or of another (a description that changed while running: joints matched
         by name). Returns None when taken (or there was none), else why the trajectory was not:
-        a joint it moves is not in this model. The held position is kept in the same mode.
+        a joint it moves is not in this model. The held position is kept in the same mode; the
+        collision reaction is not; the task target is ``take_task``'s.
         """
-        mine, theirs = shared_joints(self.base_model, other.base_model)
-        if other.hold is not None and other.mode == self.mode:
-            self.hold = self.default_q.copy()
-            self.hold[mine] = other.hold[theirs]
-        if other.trajectory is None:
-            return None
-        traj, idx, q_arrival = other.trajectory
-        names = [other.base_model.joint_names[i] for i in idx]
-        missing = [j for j in names if j not in self.base_model.joint_names]
-        if missing:
-            return f'it moves joints {missing}, which the new model does not have'
-        q = self.default_q.copy()
-        q[mine] = q_arrival[theirs]
-        self.trajectory = (traj, np.array([self.base_model.index(j) for j in names],
-                                          dtype=np.int64), q)
-        return None
+        self.ref, dropped = other.ref.remapped(other.base_model, self.base_model, self.default_q,
+                                               hold=other.mode == self.mode)
+        return dropped
 
     def set_trajectory(self, joint_names, times, positions, velocities, accelerations, *,
                        start_time, now, q, qd, efforts=None):
@@ -956,7 +966,7 @@ class Controller:
         if traj.end_time < now:
             raise ValueError(f'the trajectory ended {now - traj.end_time:.3f} s ago '
                              f'(stamped start + last time_from_start is in the past)')
-        self.trajectory, self.hold = (traj, idx, q.copy()), None
+        self.ref.follow(Followed(traj, idx, q.copy()))
         return traj
 
     def check_trajectory(self, joint_names, times, positions, velocities=None, accelerations=None,
@@ -991,16 +1001,16 @@ class Controller:
     def trajectory_effort(self, t):
         """Return the running trajectory's effort feedforward at t, model order (zeros: none)."""
         out = np.zeros(self.base_model.n)
-        if self.trajectory is not None and self.trajectory[0].efforts is not None:
-            traj, idx, _ = self.trajectory
-            out[idx] = traj.effort(t)
+        followed = self.ref.trajectory
+        if followed is not None and followed.path.efforts is not None:
+            out[followed.joints] = followed.path.effort(t)
         return out
 
     def desired(self, t, q):
         """(q_d, qd_d, qdd_d) in model order at time t, or None without trajectory."""
-        if self.trajectory is None:
+        if self.ref.trajectory is None:
             return None
-        traj, idx, q_arrival = self.trajectory
+        traj, idx, q_arrival = self.ref.trajectory
         qd_, qdd_ = np.zeros(self.base_model.n), np.zeros(self.base_model.n)
         q_ = q_arrival.copy()
         q_[idx], qd_[idx], qdd_[idx] = traj.sample(t)
@@ -1027,9 +1037,9 @@ class Controller:
 
     def _law_torque(self, q, qd, t, des, now):
         """Return the torque of the mode's law (or the collision reaction's), gravity included."""
-        m = self.model
+        m, ref = self.model, self.ref
         self.compensated = None             # the friction in the output (model order)
-        if self.reaction is not None:
+        if ref.reaction is not None:
             return self._reaction_torque(q, qd)
         if self.mode in TASK_MODES:
             tau = self._task_torque(q, qd, now)
@@ -1037,7 +1047,7 @@ class Controller:
                 self.compensated = self.friction_torque(self._friction_velocity(qd))
                 tau += self.compensated
             return tau
-        if des is None and self.trajectory is not None and self.mode != 'gravity':
+        if des is None and ref.trajectory is not None and self.mode != 'gravity':
             des = self.desired(t, q)        # (the caller's: None when holding, asked once)
         # friction compensation: on the desired velocity along a trajectory; holding a pose, on
         # none (the hold is at rest). Not on the measured one there: that is negative damping
@@ -1054,17 +1064,17 @@ class Controller:
         law = JOINT_LAWS[self.mode]
         if self.mode == 'gravity':
             return friction + law(m, q, qd, des, self.gains.kp, self.gains.kd)
-        if self.trajectory is not None and self.trajectory[0].efforts is not None:
+        if ref.trajectory is not None and ref.trajectory.path.efforts is not None:
             friction = friction + self.trajectory_effort(t)    # the points' effort feedforward
         if des is None and self.mode == 'computed_torque':
-            if self.hold is None:
-                self.hold = q.copy()
-            des = (self.hold, np.zeros(m.n), np.zeros(m.n))
+            des = (ref.hold if ref.hold is not None else ref.held(q), np.zeros(m.n),
+                   np.zeros(m.n))
         return law(m, q, qd, des, self.gains.kp, self.gains.kd) + friction
 
     def _reaction_torque(self, q, qd):
-        return REACTION_LAWS[self.reaction](self.model, q, qd, self.reaction_q, self.gains.kp,
-                                            self.gains.kd)
+        ref = self.ref
+        return REACTION_LAWS[ref.reaction](self.model, q, qd, ref.reaction_q, self.gains.kp,
+                                           self.gains.kd)
 
     def command(self, q, qd, t, des=None, now=None):
         """

@@ -162,8 +162,8 @@ class ControlLoop:
             if ctrl.joints == old.joints and self.commands:
                 self.fade_from(self.command)
             ctrl.take_state(old)
+            dropped = ctrl.take_motion(old)         # the reference remapped, then its task target
             ctrl.take_task(old)
-            dropped = ctrl.take_motion(old)
             if dropped:
                 self.log.warning('dropped', f'the running trajectory is dropped: {dropped}; '
                                             f'holding position', 0.0)

@@ -173,7 +173,7 @@ class PayloadService:
             raise Refused(f'a collision reaction ({ctrl.reaction}) is active: '
                           f'~/reset_collision first')
         now = node.loop.trajectory_time(node.clock())
-        if ctrl.trajectory is not None and now < ctrl.trajectory[0].end_time:
+        if ctrl.trajectory is not None and now < ctrl.trajectory.path.end_time:
             raise Refused('a trajectory is running: call it when the arm is at rest')
         if _speed(ctrl) > AT_REST:
             raise Refused(f'the arm is moving (|qd| up to {_speed(ctrl):.3f} rad/s): call it '
