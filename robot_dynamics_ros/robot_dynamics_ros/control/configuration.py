@@ -24,7 +24,7 @@ import numpy as np
 
 from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints
 from .force import check as check_force
-from .limits import check as check_limits
+from .limits import RULES as LIMIT_RULES, check as check_limits
 from ..dynamics.values import Number, OneOf, per_joint
 from .observer import REACTIONS, MomentumObserver
 from .task_space import PROJECTORS
@@ -58,6 +58,13 @@ JOINT_CONSTRAINT = Number(0.0, inf=False, note='(0: not checked)')
 
 def rule(name):
     """Return the rule of parameter ``name`` (None: none of one number or word)."""
+    if name.startswith('limits.'):
+        return LIMIT_RULES.get(name[len('limits.'):])       # (checked by limits.check)
+    return _own_rule(name)
+
+
+def _own_rule(name):
+    """Return the rule ``problem`` checks parameter ``name`` by itself (None: none)."""
     if name in RULES:
         return RULES[name]
     return JOINT_CONSTRAINT if name.startswith('constraints.') else None
@@ -67,7 +74,7 @@ def problem(v):
     """Return why the values ``v`` are refused (None: they are fine)."""
     try:
         for name, value in v.items():
-            r = rule(name)
+            r = _own_rule(name)
             if r is not None:
                 r.check(name, value)
     except ValueError as e:

@@ -80,7 +80,7 @@ import numpy as np
 
 from ..dynamics import frame_jacobian, frame_placement
 from ..dynamics.kernels import entry_point, HandC_H, ID, split_data
-from ..dynamics.values import per_joint
+from ..dynamics.values import Number, per_joint
 
 # what limits= takes, with the defaults (the node's parameters limits.*)
 LIMIT_DEFAULTS = dict(position_margin=0.05, position_gain=10.0, velocity_scale=1.0,
@@ -101,17 +101,11 @@ RATE_PER_EFFORT = 20.0  # 1/s
 MIN_RATE = 1000.0       # N m/s
 MAX_RATE_STEP = 0.01    # s: after a gap (or a time jump) the rate limit allows this long a step
 KINDS = ('position', 'velocity', 'workspace', 'tool_speed', 'effort', 'torque_rate')
+# the settings of one number: what ``check`` takes (the node's descriptors show them)
+RULES = {'position_margin': Number(0.0), 'position_gain': Number(0.0, strict=True),
+         'velocity_scale': Number(0.0, strict=True, high=1.0),
+         'response_time': Number(0.0, strict=True), 'tool_speed': Number(0.0, strict=True)}
 FACES = ('x min', 'y min', 'z min', 'x max', 'y max', 'z max')
-
-
-def _number(value, name, low=0.0, high=math.inf, inclusive=False):
-    x = float(value)
-    ok = (low <= x if inclusive else low < x) and x <= high and not math.isnan(x)
-    if not ok:
-        bound = f'>= {low:g}' if inclusive else f'> {low:g}'
-        raise ValueError(f'{name} must be {bound}' + (f' and <= {high:g}' if high < math.inf
-                                                      else '') + f', got {value}')
-    return x
 
 
 def soft_limits(model, cmd, margin, gain):
@@ -487,11 +481,8 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
 def check(settings):
     """Raise ValueError naming the parameter for a setting that cannot be (no model needed)."""
     s = dict(LIMIT_DEFAULTS, **(settings or {}))
-    _number(s['position_margin'], 'limits.position_margin', inclusive=True)
-    _number(s['position_gain'], 'limits.position_gain')
-    _number(s['velocity_scale'], 'limits.velocity_scale', high=1.0)
-    _number(s['response_time'], 'limits.response_time')
-    _number(s['tool_speed'], 'limits.tool_speed (inf: no limit)')
+    for key, rule in RULES.items():
+        rule.check(f'limits.{key}' + (' (inf: no limit)' if key == 'tool_speed' else ''), s[key])
     rate = np.asarray(s['max_torque_rate'], dtype=float).ravel()
     if np.any(np.isnan(rate)) or np.any(rate <= 0):
         raise ValueError(f'limits.max_torque_rate must be > 0 (N m/s; empty: from the effort '
