@@ -288,6 +288,7 @@ class Controller:
             raise ValueError(f'joints names a joint twice: {list(joints)}')
         self.joints = joints
         self.cmd = np.array([model.index(j) for j in joints], dtype=np.int64)
+        self.ref = Reference()        # the trajectory, the held position, the reaction, ...
         self.mode = 'gravity'
         self.set_mode(mode)
         self.set_gains(JointGains.commanded(kp, kd, model.n, self.cmd))
@@ -310,7 +311,6 @@ class Controller:
         self.external_torques = None  # the observer's estimate at the last full_torque
         self.force_applied = np.zeros(6)    # the last wrench the arm applied (force axes' input)
         self.force_event = None       # why the force axes began to hold (for the log), once
-        self.ref = Reference()        # the trajectory, the held position, the reaction
 
     # ---- configuration ---------------------------------------------------------------------
     @property
@@ -320,7 +320,7 @@ class Controller:
     def set_mode(self, mode):
         if mode not in MODES:
             raise ValueError(f'mode must be one of {MODES}, got "{mode}"')
-        if mode != self.mode and hasattr(self, 'ref'):
+        if mode != self.mode:
             self.ref.keep(hold=False)
             self.ref.start_task()               # a task mode starts where the frame is
         self.mode = mode
