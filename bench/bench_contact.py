@@ -58,7 +58,6 @@ import sys
 import numpy as np
 
 from robot_dynamics_ros.control import configuration
-from robot_dynamics_ros.control.force import SensorInput
 from robot_dynamics_ros.control.loop import ControlLoop
 from robot_dynamics_ros.dynamics import (RobotModel, crba, frame_jacobian, frame_placement,
                                          gravity_torques, rnea)
@@ -163,7 +162,7 @@ class PressRig:
         ctrl = configuration.controller(model, v)
         obs, thresholds, gain = configuration.observer(ctrl, v)
         self.loop.use_model(ctrl, obs, thresholds, gain, v, 0.0)
-        ctrl.force_input = SensorInput(ChildSide(model, self.xml, 'probe'))
+        ctrl.use_sensor(ChildSide(model, self.xml, 'probe'))
         self.t, self.pending, self.rec = 0.0, None, []
         for _ in range(300):
             self.step()
@@ -182,7 +181,7 @@ class PressRig:
         self.t += sim.dt
         t = self.t
         qdd = (qd - qd0) / sim.dt
-        self.ctrl.force_input.take(self.sensor.read(q, qd, qdd, sim.contact_wrenches()), t)
+        self.ctrl.memory.sensor.take(self.sensor.read(q, qd, qdd, sim.contact_wrenches()), t)
         reply = self.loop.joint_states(model.joint_names, q.tolist(), qd.tolist(), [], t, t,
                                        lambda: t)
         self.pending = None if reply is None or reply.command is None else reply.command.copy()
@@ -209,7 +208,7 @@ def press(arm, source, force=FORCE, mass=PROBE_MASS):
     rig.run(3.0)
     r = rig.since(t0)
     touching = r[r[:, 1] > 0.5]
-    limit = rig.ctrl.force.settings['max_speed'][0]
+    limit = rig.ctrl.force_settings.max_speed[0]
     out = dict(speed=float(r[:, 2].max() / limit))
     if not len(touching):
         return dict(out, contact=None, steady=0.0, settle=np.inf), rig
@@ -244,8 +243,8 @@ def slide(rig, speed=0.05, distance=0.2, ramp=0.5):
     loop = rig.loop
     cruise = (distance - speed * ramp) / speed
     total = 2 * ramp + cruise
-    p0, quat = rig.ctrl.task_target.position.copy(), quaternion(np.vstack([
-        np.column_stack([rig.ctrl.task_target.rotation, np.zeros(3)]), [0, 0, 0, 1]]))
+    p0, quat = rig.ctrl.ref.task_target.position.copy(), quaternion(np.vstack([
+        np.column_stack([rig.ctrl.ref.task_target.rotation, np.zeros(3)]), [0, 0, 0, 1]]))
     x0 = float(frame_placement(rig.model, rig.sim.q, 'probe')[0, 3])
 
     def moved(s):
@@ -273,7 +272,7 @@ def removed(rig):
     rig.sim.set_world(World())
     rig.run(1.5)
     r = rig.since(t0)
-    limit = rig.ctrl.force.settings['max_speed'][0]
+    limit = rig.ctrl.force_settings.max_speed[0]
     return float(r[:, 2].max() / limit), float(r[-1, 2])
 
 
@@ -295,7 +294,7 @@ def removed_streamed(rig, force, period=0.1, seconds=2.0):
     rig.sim.set_world(World())
     rig.run(seconds, each=stream)
     r = rig.since(t0)
-    limit = rig.ctrl.force.settings['max_speed'][0]
+    limit = rig.ctrl.force_settings.max_speed[0]
     fell = z0 - frame_placement(rig.model, rig.sim.q, 'probe')[2, 3]
     return float(r[:, 2].max() / limit), 1e3 * float(fell), float(r[-1, 2])
 

@@ -110,7 +110,7 @@ def main():
             law = c.law
             law.torques(q, qd)                  # its singularity_damping at q (0 here)
             t_law = per_call(lambda: law.torques(q, qd), number, repeat)
-            target = c.task_target
+            target = c.ref.task_target
             ref = pinocchio_law(pm, pd, fid, cmd, K, np.ones(6), np.full(k, 10.0),
                                 np.ones(k), np.array(q0)[:k], c.law.singularity_damping,
                                 mode == 'operational_space')

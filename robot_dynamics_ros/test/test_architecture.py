@@ -116,7 +116,7 @@ def test_the_checker_sees_relative_and_absolute_imports():
 
 # the names under which the nodes and tools hold control objects (the loop, the controller and
 # what hangs off it), and the calls that make one (classes imported from control/)
-HANDLES = ('ctrl', 'loop', 'controller', 'limit_layer', 'observer', 'force_input', 'law')
+HANDLES = ('ctrl', 'loop', 'controller', 'memory', 'limit_layer', 'observer', 'sensor', 'law')
 
 
 def _chain_base(node):
@@ -132,7 +132,7 @@ def control_writes(path):
 
     A control object: an attribute named as one of HANDLES (``self.loop``, ``node.ctrl``), a
     function's parameter of such a name, an instance of a class imported from control/, or a
-    name bound to an expression of one of these (``src = ctrl.force_input``; ``c, v = x, y``
+    name bound to an expression of one of these (``src = ctrl.memory.sensor``; ``c, v = x, y``
     binds c to x) anywhere in the same function. What it assigns through: ``x.attr = ...``,
     ``x.attr[i] = ...``, ``+=``.
     """
@@ -215,9 +215,9 @@ def test_the_control_writes_checker_sees_handles_aliases_and_instances(tmp_path)
     p.write_text(
         'from ..control.force import SensorInput\n'
         'def f(self, msg, ctrl):\n'
-        '    ctrl.hold = None\n'                   # 3: a parameter named as a handle
+        '    ctrl.ref.hold = None\n'               # 3: a parameter named as a handle
         '    self.loop.bump = [1, None]\n'         # 4: an attribute named as a handle
-        '    src = self.ctrl.force_input\n'
+        '    src = self.ctrl.memory.sensor\n'
         '    src.bias[:] = 0.0\n'                  # 6: an alias of one
         '    s = SensorInput(1)\n'
         '    s.bias = 2\n'                         # 8: an instance of a control class

@@ -113,7 +113,7 @@ def test_each_state_gets_its_command_stamped_with_it(arm):
     q, qd = [0.3, -0.2], [0.1, 0.4]
     reply = feed(loop, 5.0, q, qd)
     # computed torque holding the pose it found: M (-kd qd) + C qd + g
-    assert np.allclose(reply.command, rnea(arm, q, qd, -loop.ctrl.kd * np.array(qd)))
+    assert np.allclose(reply.command, rnea(arm, q, qd, -loop.ctrl.gains.kd * np.array(qd)))
     assert reply.answers_state and loop.commands == 1
     # unstamped: answered with the clock
     assert not feed(loop, 5.001, q, qd, stamp=0.0).answers_state
@@ -304,10 +304,10 @@ def test_a_collision_is_raised_once_after_arming_and_reset_by_the_service(arm):
     assert len(events) == 1
     over, torques, thresholds, reaction = events[0]
     assert list(over) == [1] and torques[0] < -1.0 and thresholds.tolist() == [1.0]
-    assert reaction == 'hold' and loop.ctrl.reaction == 'hold'
+    assert reaction == 'hold' and loop.ctrl.ref.reaction == 'hold'
     ok, message = loop.reset_collision()
     assert ok and message.startswith('collision reaction ended')
-    assert loop.ctrl.reaction is None and not loop.collided
+    assert loop.ctrl.ref.reaction is None and not loop.collided
 
 
 def test_detection_is_not_armed_while_the_estimate_starts_over_threshold(arm):
@@ -345,7 +345,7 @@ def test_a_new_model_keeps_the_task_target_and_the_held_position(arm):
     for mode in ('cartesian_impedance', 'computed_torque'):
         loop = make(arm, mode=mode)
         feed(loop, 1.0, (0.3, -0.2))
-        held = loop.ctrl.task_target if mode == 'cartesian_impedance' else loop.ctrl.hold
+        held = loop.ctrl.ref.task_target if mode == 'cartesian_impedance' else loop.ctrl.ref.hold
         assert held is not None
         heavier = RobotModel.from_urdf(open(example_urdf('planar_2r')).read().replace(
             'mass value="1', 'mass value="3'))
@@ -353,9 +353,9 @@ def test_a_new_model_keeps_the_task_target_and_the_held_position(arm):
                        loop.values, 1.0)
         feed(loop, 1.001, (0.35, -0.2))           # moved: the target stays where it was
         if mode == 'cartesian_impedance':
-            assert loop.ctrl.task_target is held
+            assert loop.ctrl.ref.task_target is held
         else:
-            assert loop.ctrl.hold.tolist() == [0.3, -0.2]
+            assert loop.ctrl.ref.hold.tolist() == [0.3, -0.2]
 
 
 # ---- joint trajectories ---------------------------------------------------------------------
@@ -369,16 +369,16 @@ def test_trajectories_are_taken_refused_or_stopped(arm):
     assert 'no joint_states yet' in loop.log.text()
     feed(loop, 1.0)
     assert loop.trajectory(tables([1.0], [[0.5, 0.5]]), 1, 0.0, clock_at(1.0), '/t')
-    assert loop.ctrl.trajectory is not None
+    assert loop.ctrl.ref.trajectory is not None
 
     # malformed: refused, the running one kept
     def bad():
         raise ValueError('velocities must be given for every point or for none')
     assert not loop.trajectory(bad, 2, 0.0, clock_at(1.0), '/t')
-    assert loop.ctrl.trajectory is not None and 'keeping the previous' in loop.log.text()
+    assert loop.ctrl.ref.trajectory is not None and 'keeping the previous' in loop.log.text()
     # empty: stop and hold
     assert not loop.trajectory(tables([], []), 0, 0.0, clock_at(1.0), '/t')
-    assert loop.ctrl.trajectory is None and 'holding position' in loop.log.text()
+    assert loop.ctrl.ref.trajectory is None and 'holding position' in loop.log.text()
 
 
 def test_trajectory_scaling_rejects_or_stretches_what_the_arm_cannot(arm):
@@ -390,7 +390,7 @@ def test_trajectory_scaling_rejects_or_stretches_what_the_arm_cannot(arm):
     loop = make(arm, trajectory_scaling='scale')
     feed(loop, 1.0)
     assert loop.trajectory(fast, 1, 0.0, clock_at(1.0), '/t')
-    assert loop.ctrl.trajectory.path.end_time - 1.0 > 0.05 * 1.5
+    assert loop.ctrl.ref.trajectory.path.end_time - 1.0 > 0.05 * 1.5
     assert 'stretched by k*' in loop.log.text()
 
 
@@ -490,7 +490,7 @@ def test_in_simulated_time_a_starved_target_stream_goes_on(ur5):
     assert loop.target_twist([0.05, 0.01, 0, 0, 0, 0], 5.6)    # starved: 0.6 s of wall time
     assert loop.target_streaming
     # a_d from the 10 ms of simulated time between the twists, not the 0.6 s of wall time
-    np.testing.assert_allclose(loop.ctrl.task_target.acceleration[:3], [0.0, 1.0, 0.0])
+    np.testing.assert_allclose(loop.ctrl.ref.task_target.acceleration[:3], [0.0, 1.0, 0.0])
     run(5.6, 10)
     assert loop.watchdog(6.3) is None
     assert loop.target_streaming and 'the target stream stopped' not in loop.log.text()
@@ -498,12 +498,13 @@ def test_in_simulated_time_a_starved_target_stream_goes_on(ur5):
     assert not loop.target_streaming and 'the target stream stopped' in loop.log.text()
     # the force axes' re-arm pause too: a wrench 0.6 s of wall time after a hold, none of
     # simulated time, is one of a stream (the hold stays)
-    loop.ctrl.force.asked(plant[0])
-    loop.ctrl.force.hold('a test')
-    assert loop.target_wrench([0, 0, -5.0, 0, 0, 0], 7.0) and loop.ctrl.force.holding == 'a test'
+    force = loop.ctrl.memory.force
+    force.asked(plant[0])
+    force.hold('a test')
+    assert loop.target_wrench([0, 0, -5.0, 0, 0, 0], 7.0) and force.holding == 'a test'
     plant[0] += 0.6
     loop.target_wrench([0, 0, -5.0, 0, 0, 0], 7.01)
-    assert loop.ctrl.force.holding is None      # after a pause of the plant's time: re-armed
+    assert force.holding is None        # after a pause of the plant's time: re-armed
 
 
 def test_a_stiffness_the_loop_period_cannot_hold_is_warned(ur5):
@@ -561,7 +562,7 @@ def test_new_parameters_keep_the_trajectory_where_the_joints_and_mode_stay(arm, 
     assert loop.trajectory(tables([2.0], [[0.5, 0.5]]), 1, 0.0, clock_at(1.0), '/t')
     same = Controller(arm, mode='feedforward')
     loop.use_parameters(same, None, np.zeros(2), np.ones(2), loop.values, '/t')
-    assert loop.ctrl is same and same.trajectory is not None
+    assert loop.ctrl is same and same.ref.trajectory is not None
     assert loop.commands == 0                   # torques_every counts anew
     # into a task mode: the trajectory is dropped, the target is the frame's pose
     loop = make(ur5, observer=False)
@@ -571,7 +572,7 @@ def test_new_parameters_keep_the_trajectory_where_the_joints_and_mode_stay(arm, 
                            clock_at(1.0), '/t')
     task = Controller(ur5, mode='cartesian_impedance')
     loop.use_parameters(task, None, np.zeros(6), np.ones(6), loop.values, '/target_pose')
-    assert task.trajectory is None
+    assert task.ref.trajectory is None
     assert 'target its pose now; targets on /target_pose' in loop.log.text()
 
 

@@ -76,27 +76,27 @@ def test_new_parameters_take_the_reference_itself_and_keep_what_carries_over(arm
                          now=0.0, q=c.q.copy(), qd=c.qd.copy())
     c = Controller(arm, mode='computed_torque')
     follow(c)
-    followed = c.trajectory
+    followed = c.ref.trajectory
     assert followed.joints.tolist() == [0, 1] and followed.path.end_time == 1.0
     d = Controller(arm, mode='computed_torque', kp=[50.0])      # new gains: goes on
-    assert d.carry_on_from(c) and d.ref is c.ref and d.trajectory is followed
+    assert d.carry_on_from(c) and d.ref is c.ref and d.ref.trajectory is followed
     d.hold_here()
     e = Controller(arm, mode='computed_torque', kd=[5.0])        # the same mode: the hold stays
     e.carry_on_from(d)
-    assert e.ref is d.ref and e.hold.tolist() == [0.0, 0.0] and e.trajectory is None
+    assert e.ref is d.ref and e.ref.hold.tolist() == [0.0, 0.0] and e.ref.trajectory is None
     f = Controller(arm, mode='feedforward')                       # another mode: not the hold
     f.carry_on_from(e)
-    assert f.ref is e.ref and f.hold is None
+    assert f.ref is e.ref and f.ref.hold is None
     follow(f)
     g = Controller(arm, mode='cartesian_impedance')               # a task mode: not the path
-    assert not g.carry_on_from(f) and g.ref is f.ref and g.trajectory is None
+    assert not g.carry_on_from(f) and g.ref is f.ref and g.ref.trajectory is None
     # a collision reaction goes on whatever the parameters; its end holds where the arm is
     g.react('hold', [0.1, 0.2])
     h = Controller(arm, mode='gravity')
     h.carry_on_from(g)
-    assert h.reaction == 'hold' and h.ref.reaction_q.tolist() == [0.1, 0.2]
+    assert h.ref.reaction == 'hold' and h.ref.reaction_q.tolist() == [0.1, 0.2]
     h.clear_reaction()
-    assert h.reaction is None and h.hold is None
+    assert h.ref.reaction is None and h.ref.hold is None
 
 
 def test_a_new_model_takes_the_reference_remapped_by_joint_name(arm):
@@ -108,15 +108,15 @@ def test_a_new_model_takes_the_reference_remapped_by_joint_name(arm):
     other = Controller(RobotModel.from_urdf(xml.replace('"joint2"', '"elbow"')),
                        mode='computed_torque', default_positions={'elbow': -1.0})
     assert other.take_motion(c) is None and other.ref is not c.ref
-    assert other.trajectory.path is c.trajectory.path
-    assert other.trajectory.arrival.tolist() == [0.2, -1.0]     # elbow: its default
+    assert other.ref.trajectory.path is c.ref.trajectory.path
+    assert other.ref.trajectory.arrival.tolist() == [0.2, -1.0]     # elbow: its default
     c.hold_here()
     gone = Controller(RobotModel.from_urdf(xml.replace('"joint1"', '"shoulder"')),
                       mode='computed_torque')
     c.set_trajectory(['joint1'], [1.0], [[0.5]], None, None, start_time=0.0, now=0.0,
                      q=c.q.copy(), qd=c.qd.copy())
     assert gone.take_motion(c) == ("it moves joints ['joint1'], which the new model does not "
-                                   "have") and gone.trajectory is None
+                                   "have") and gone.ref.trajectory is None
 
 
 def test_the_task_target_goes_on_in_the_task_modes_and_is_dropped_outside_them():
@@ -131,23 +131,62 @@ def test_the_task_target_goes_on_in_the_task_modes_and_is_dropped_outside_them()
         c.command(c.q, c.qd, 0.0, now=0.0)
     c = Controller(ur5, mode='cartesian_impedance')
     run(c)
-    target, posture = c.task_target, c.posture
+    target, posture = c.ref.task_target, c.ref.posture
     assert target is not None and posture.tolist() == q.tolist()
     d = Controller(ur5, mode='operational_space')
     d.carry_on_from(c)
-    assert d.task_target is target and d.posture is posture
+    assert d.ref.task_target is target and d.ref.posture is posture
     e = Controller(ur5, mode='cartesian_impedance', task=dict(posture=[0.0] * 6))
     e.carry_on_from(d)                  # a posture given: not the one taken at activation
-    assert e.task_target is target and e.posture is None
+    assert e.ref.task_target is target and e.ref.posture is None
     f = Controller(ur5, mode='computed_torque')
     f.carry_on_from(e)
-    assert f.task_target is None and f.ref is e.ref
+    assert f.ref.task_target is None and f.ref is e.ref
     h = Controller(ur5, mode='cartesian_impedance')
     run(h)
     g = Controller(RobotModel.from_urdf(robot_urdf('ur5')), mode='cartesian_impedance')
     g.take_motion(h)
     g.take_task(h)
-    assert g.ref is not h.ref and g.task_target is h.task_target and g.posture is h.posture
+    assert g.ref is not h.ref and g.ref.task_target is h.ref.task_target
+    assert g.ref.posture is h.ref.posture
+
+
+def test_new_parameters_take_the_memory_itself_and_drop_what_they_do_not_go_on_with():
+    # what changes while a controller runs is its ControlMemory: new parameters take it whole
+    # (the last command the rate limit ramps from, the stiffness ramp, the force loop), never
+    # a copy; a change that makes one part meaningless starts that part afresh
+    from conftest import robot_urdf
+    from robot_dynamics_ros.control.memory import ControlMemory
+    ur5 = RobotModel.from_urdf(robot_urdf('ur5'))
+    q = np.array([0.0, -1.2, 1.5, -1.9, -1.57, 0.0])
+    force = dict(axes=[0, 0, 1, 0, 0, 0], source='observer')
+
+    def run(c, now):
+        c.state.merge(list(ur5.joint_names), q, np.zeros(6), now=now)
+        return c.limit_layer.apply(c.command(c.q, c.qd, now, now=now)[0], c.q, c.qd, now)
+    c = Controller(ur5, mode='cartesian_impedance', force=force)
+    assert isinstance(c.memory, ControlMemory) and c.memory.sent.last is None
+    sent = run(c, 1.0)
+    memory, loop = c.memory, c.memory.force
+    assert memory.sent.last[0] is sent and memory.ramp is not None
+    stiff = dict(stiffness=[500.0] * 3 + [20.0] * 3)
+    d = Controller(ur5, mode='cartesian_impedance', force=force, task=stiff)
+    d.carry_on_from(c)
+    assert d.memory is memory and d.state is c.state and d.ref is c.ref
+    assert memory.force is loop                 # the same force settings: the loop goes on
+    # the new stiffness ramps from the old one, at the last command's state time
+    assert memory.ramp[0].tolist() == [1000.0] * 3 + [50.0] * 3
+    assert memory.ramp[1] is d.task.stiffness and memory.ramp[2] == 1.0
+    run(d, 1.25)                                # the new layer notes into the same memory
+    assert memory.sent.last[1] == 1.25 and d.limit_layer.last is memory.sent.last
+    assert memory.ramp[0] is not memory.ramp[1]     # half way: still ramping
+    e = Controller(ur5, mode='cartesian_impedance', force=dict(force, gain=[1e-3]), task=stiff)
+    e.carry_on_from(d)
+    assert e.memory is memory and memory.force is not loop      # other force gains: anew
+    f = Controller(ur5, mode='computed_torque', joints=list(ur5.joint_names[:3]))
+    f.carry_on_from(e)                          # other joints, a joint mode
+    assert f.memory is memory and memory.sent.last is None and memory.ramp is None
+    assert memory.sent.names == f.joints and f.limit_layer.last is None
 
 
 def test_defaults_follow_for_joints_never_received(arm):
@@ -327,14 +366,14 @@ def test_the_gains_are_one_frozen_set_in_model_order_replaced_whole(arm):
     # same JointGains; a change is a new set, the old one intact (what hand_back restores)
     c = Controller(arm, joints=['joint2'], mode='computed_torque', kp=[50.0], kd=[7.0])
     g = c.gains
-    assert g.kp.tolist() == [0.0, 50.0] and g.kd.tolist() == [0.0, 7.0] and c.kp is g.kp
+    assert g.kp.tolist() == [0.0, 50.0] and g.kd.tolist() == [0.0, 7.0] and c.gains.kp is g.kp
     with pytest.raises(dataclasses.FrozenInstanceError):
         g.kp = np.ones(2)
     with pytest.raises(ValueError, match='read-only'):
-        c.kp[1] = 1.0
+        c.gains.kp[1] = 1.0
     stiffer = g.with_joints([1], [0.0, 400.0], [0.0, 40.0])
     c.set_gains(stiffer)
-    assert c.kp.tolist() == [0.0, 400.0] and g.kp.tolist() == [0.0, 50.0]
+    assert c.gains.kp.tolist() == [0.0, 400.0] and g.kp.tolist() == [0.0, 50.0]
     c.set_gains(g)
     assert c.gains is g
     # each form refused naming the gain, the count and what came

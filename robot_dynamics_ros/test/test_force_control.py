@@ -22,6 +22,7 @@ sliding 0.2 m at 5 cm/s keeps it within 1.5 N, the table taken away leaves the p
 force.max_speed and at rest, on ur5 and panda with either source. (xarm7, ur10 and z1 are the
 bench's arms the tests do not use.)
 """
+import dataclasses
 import os
 import sys
 
@@ -30,9 +31,10 @@ import pytest
 
 from robot_dynamics_ros.control import configuration
 from robot_dynamics_ros.control.force import (FORCE_DEFAULTS, LOST_TIME, REARM_PAUSE,
-                                              SPEED_MARGIN, ForceLoop, SensorInput, check,
-                                              friction_band)
+                                              SPEED_MARGIN, ForceLoop, ForceSettings,
+                                              SensorInput, check, friction_band)
 from robot_dynamics_ros.dynamics import RobotModel, frame_jacobian, frame_placement
+from robot_dynamics_ros.dynamics.values import same_settings
 from robot_dynamics_ros.dynamics.transmitted import ChildSide
 from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
 
@@ -96,6 +98,20 @@ def test_bad_force_settings_are_refused_naming_them(settings, says):
     with pytest.raises(ValueError) as e:
         check(settings)
     assert says in str(e.value)
+
+
+def test_the_force_settings_are_checked_once_frozen_and_compared_by_value():
+    s = check({'axes': [0, 0, 1, 0, 0, 0], 'gain': [1e-3]})
+    assert isinstance(s, ForceSettings) and s.source == 'sensor' and s.timeout == 0.1
+    assert s.axes.tolist() == [False, False, True, False, False, False]
+    assert s.gain.tolist() == [1e-3] * 6 and s.max_speed.tolist() == [0.05] * 3 + [0.5] * 3
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.source = 'observer'
+    with pytest.raises(ValueError, match='read-only'):
+        s.damping[0] = 1.0
+    # what decides whether new parameters keep the running force loop
+    assert same_settings(s, check({'axes': [0, 0, 1, 0, 0, 0], 'gain': [1e-3] * 6}))
+    assert not same_settings(s, check({'axes': [0, 0, 1, 0, 0, 0]}))
 
 
 def test_force_axes_in_a_mode_without_task_control_are_refused():
@@ -209,24 +225,24 @@ def test_a_streamed_wrench_does_not_defeat_the_lost_contact_hold():
         ticks['n'] += 1
     rig.run(1.0, each=stream)                       # pressing, streamed: still 10 N
     assert abs(rig.since(rig.t - 0.5)[:, 1].mean() - 10.0) <= bench_contact.BAND['sensor']
-    assert rig.ctrl.force.holding is None
+    assert rig.ctrl.memory.force.holding is None
     z0 = frame_placement(rig.model, rig.sim.q, 'probe')[2, 3]
     t0 = rig.t
     rig.sim.set_world(bench_contact.World())
     rig.run(2.0, each=stream)
     r = rig.since(t0)
-    limit = rig.ctrl.force.settings['max_speed'][0]
+    limit = rig.ctrl.force_settings.max_speed[0]
     assert r[:, 2].max() <= limit and r[-1, 2] < 1e-3, (r[:, 2].max(), r[-1, 2])
     fell = z0 - frame_placement(rig.model, rig.sim.q, 'probe')[2, 3]
     assert fell < 0.01, fell                        # m; 0.2 s at the speed limit: 10 mm
-    assert 'the contact is lost' in str(rig.ctrl.force.holding)
+    assert 'the contact is lost' in str(rig.ctrl.memory.force.holding)
     told = [m for m in loop.log.lines if 'does not re-arm' in m]
     assert len(told) == 1 and 'stop the stream and send the wrench again' in told[0], told
     # the stream stopped for REARM_PAUSE, then one message: force control again (down)
     rig.run(REARM_PAUSE)
     z1 = frame_placement(rig.model, rig.sim.q, 'probe')[2, 3]
     assert loop.target_wrench(down, rig.t)
-    assert rig.ctrl.force.holding is None
+    assert rig.ctrl.memory.force.holding is None
     rig.run(0.5)
     assert frame_placement(rig.model, rig.sim.q, 'probe')[2, 3] < z1 - 0.005
     # a table again 2 cm below, pressed under the stream and taken away: a second hold for the
@@ -234,10 +250,10 @@ def test_a_streamed_wrench_does_not_defeat_the_lost_contact_hold():
     x, y, z = bench_contact.lowest(rig.model, rig.geometry, rig.sim.q, 'probe')
     rig.sim.set_world(bench_contact.table(x, y, z - 0.02, size=0.5))
     rig.run(1.5, each=stream)
-    assert rig.ctrl.force.holding is None and rig.ctrl.force.contact
+    assert rig.ctrl.memory.force.holding is None and rig.ctrl.memory.force.contact
     rig.sim.set_world(bench_contact.World())
     rig.run(1.0, each=stream)
-    assert 'the contact is lost' in str(rig.ctrl.force.holding)
+    assert 'the contact is lost' in str(rig.ctrl.memory.force.holding)
     told = [m for m in loop.log.lines if 'does not re-arm' in m]
     assert len(told) == 2, told
 
@@ -255,7 +271,7 @@ def test_a_hold_stays_where_the_arm_is_while_a_pose_and_twist_stream_runs():
     f, rig = bench_contact.press('ur5', 'sensor')
     rig.sim.set_world(bench_contact.World())
     rig.run(1.0)
-    assert 'the contact is lost' in str(rig.ctrl.force.holding)
+    assert 'the contact is lost' in str(rig.ctrl.memory.force.holding)
     T = frame_placement(rig.model, rig.sim.q, 'probe')
     z_held, x0 = T[2, 3], T[0, 3]
     quat = bench_contact.quaternion(np.vstack([np.column_stack([T[:3, :3], np.zeros(3)]),
@@ -286,7 +302,7 @@ def test_friction_that_rivals_the_force_asked_is_warned_about_with_the_figure(ar
     rig = bench_contact.PressRig(arm, 'sensor')
     ctrl = rig.ctrl
     J = frame_jacobian(rig.model, ctrl.q, 'probe')[:, ctrl.cmd]
-    band = friction_band(J, ctrl.friction.fc[ctrl.cmd], ctrl.force.axes)
+    band = friction_band(J, ctrl.friction.fc[ctrl.cmd], ctrl.force_settings.axes)
     # the figure: the friction torques that push hardest along z, through J's force map
     F = np.linalg.pinv(J @ J.T) @ J
     worst = F @ (np.sign(F[2]) * ctrl.friction.fc[ctrl.cmd])
@@ -343,7 +359,7 @@ def test_an_angular_force_axis_turns_under_its_speed_limit_then_twists_a_spring(
 def test_a_silent_sensor_holds_the_force_axis_and_the_arm_does_not_move_to_the_table():
     rig = bench_contact.PressRig('ur5', 'sensor')
     rig.sensor.read = lambda *a, **k: None          # the broadcaster stops publishing
-    rig.ctrl.force_input.take = lambda *a, **k: None
+    rig.ctrl.memory.sensor.take = lambda *a, **k: None
     t0 = rig.t
     rig.ctrl.set_task_wrench([0, 0, -10.0, 0, 0, 0])
     rig.run(1.0)

@@ -20,6 +20,7 @@ command (what it lets through, what it changes, what it reports), the loop's rul
 (the box checked against the arm, ~/active_limits' pace), and the adversarial set of
 bench/bench_limits.py on three arms, each figure within what issue #41 asks.
 """
+import dataclasses
 import os
 import sys
 
@@ -27,7 +28,7 @@ import numpy as np
 import pytest
 
 from robot_dynamics_ros.control import Controller, LimitLayer
-from robot_dynamics_ros.control.limits import MAX_RATE_STEP, soft_limits
+from robot_dynamics_ros.control.limits import MAX_RATE_STEP, LimitSettings, check, soft_limits
 from robot_dynamics_ros.control.loop import LIMITS_PERIOD, ControlLoop
 from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, frame_placement,
                                          gravity_torques)
@@ -106,6 +107,22 @@ def test_a_setting_that_cannot_be_is_refused_naming_the_parameter(ur5, settings,
     with pytest.raises(ValueError) as e:
         Controller(ur5, limits=settings)
     assert says in str(e.value)
+
+
+def test_the_settings_are_checked_once_and_frozen(ur5):
+    s = check({'max_torque_rate': [500.0], 'workspace': [-1, -1, 0, 1, 1, 2]})
+    assert isinstance(s, LimitSettings) and s.position_margin == 0.05 and s.frame == ''
+    assert s.max_torque_rate.tolist() == [500.0] and s.workspace.tolist() == [-1, -1, 0, 1, 1, 2]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.tool_speed = 1.0
+    with pytest.raises(ValueError, match='read-only'):
+        s.workspace[0] = -2.0
+    with pytest.raises(ValueError, match=r"unknown limits settings \['speed'\]"):
+        check({'speed': 1.0})
+    # the layer takes them as they are, its per-joint rates counted against its joints
+    lim = LimitLayer(ur5, np.arange(6), ur5.effort_limits, s, frame='tool0')
+    assert lim.rate.tolist() == [500.0] * 6 and lim.box.tolist() == s.workspace.tolist()
+    assert lim.box is not s.workspace
 
 
 def test_a_urdf_soft_limit_outside_the_hard_one_is_refused_naming_the_joint():

@@ -181,7 +181,7 @@ def test_the_payload_is_found_with_the_default_gains_whatever_the_friction(
     """
     rig = xarm7_rig(model_friction, arm_friction, friction_compensation=compensation,
                     armature=armature)
-    kp, kd, model = rig.ctrl.kp.copy(), rig.ctrl.kd.copy(), rig.ctrl.model
+    kp, kd, model = rig.ctrl.gains.kp.copy(), rig.ctrl.gains.kd.copy(), rig.ctrl.model
     fit, missed, seconds, _ = rig.estimate()
     print(f'{model_friction} / {arm_friction}: {fit.mass:.4f} kg at {np.round(fit.com, 4)} '
           f'(friction missed up to {missed:.2f} N m; compensated: {rig.compensated}; '
@@ -190,8 +190,8 @@ def test_the_payload_is_found_with_the_default_gains_whatever_the_friction(
     assert np.abs(fit.com - PAYLOAD.com).max() < 5e-3, fit
     # the passes saw the model's error: its Coulomb friction where the arm's differs
     assert (missed > 0.4) == (model_friction != arm_friction), missed
-    np.testing.assert_array_equal(rig.ctrl.kp, kp)
-    np.testing.assert_array_equal(rig.ctrl.kd, kd)
+    np.testing.assert_array_equal(rig.ctrl.gains.kp, kp)
+    np.testing.assert_array_equal(rig.ctrl.gains.kd, kd)
     assert rig.ctrl.model is model and rig.ctrl.friction_scale == compensation
     assert not rig.ctrl.limit_layer.unknown_load
     assert np.all(np.isfinite(rig.sim.q)) and np.abs(rig.sim.qd).max() < 1.0
@@ -214,7 +214,7 @@ def test_a_wrist_too_light_for_its_friction_is_refused_naming_the_fix(
     print(message)
     assert message.startswith('joint joint') and 'armature' in message
     # and the controller is given back what it had
-    assert rig.ctrl.kp[6] == 100.0 and rig.ctrl.friction_scale == 0.0
+    assert rig.ctrl.gains.kp[6] == 100.0 and rig.ctrl.friction_scale == 0.0
     assert not rig.ctrl.limit_layer.unknown_load
 
 
@@ -293,13 +293,13 @@ def test_the_services_gains_are_stiffer_within_the_loops_bandwidth():
     d = pe.sweep(rig.model, Q, np.arange(7))
     nothing = pe.PayloadFit('link7', 0.0, np.zeros(3), np.zeros(3), 0.0, 0.0, 4, 1.0)
     assert not pe.carry(ctrl, saved, nothing, Q, d)       # no payload found: none carried
-    assert np.all(ctrl.kp <= (pe.MAX_BANDWIDTH / 1e-3) ** 2 + 1e-6)
+    assert np.all(ctrl.gains.kp <= (pe.MAX_BANDWIDTH / 1e-3) ** 2 + 1e-6)
     cap = pe.effort_frequency(ctrl)
-    assert np.all(ctrl.kp >= np.minimum(w, cap) ** 2 - 1e-6)
-    assert ctrl.kp[6] > w * w                                   # the light wrist: more
-    np.testing.assert_allclose(ctrl.kd, 2 * np.sqrt(ctrl.kp))
+    assert np.all(ctrl.gains.kp >= np.minimum(w, cap) ** 2 - 1e-6)
+    assert ctrl.gains.kp[6] > w * w                                   # the light wrist: more
+    np.testing.assert_allclose(ctrl.gains.kd, 2 * np.sqrt(ctrl.gains.kp))
     pe.hand_back(ctrl, saved)
-    assert np.all(ctrl.kp == 100.0) and np.all(ctrl.kd == 20.0)
+    assert np.all(ctrl.gains.kp == 100.0) and np.all(ctrl.gains.kd == 20.0)
 
 
 def test_the_delay_the_gains_hold_through_is_their_fastest_joints():
@@ -351,7 +351,7 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
                                              context=SimpleNamespace(ok=lambda: True)))
     # a state came late just now: the runaway is the stall's
     service.saved = pe.take_over(ctrl, 1e-3, np.arange(7))
-    kp = ctrl.kp.copy()
+    kp = ctrl.gains.kp.copy()
     rig.move(ctrl.q + 0.3)
     ctrl.qd[:] = 0.0
     ctrl.qd[5] = 1.01 * pe.ABORT_SPEED
@@ -359,19 +359,19 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
     assert service.stopped is None
     assert service.interrupted.startswith('joint joint6 moved at 2.02 rad/s'), service.interrupted
     assert '150 ms apart' in service.interrupted, service.interrupted
-    assert np.array_equal(ctrl.kp, kp) and ctrl.trajectory is None
-    assert np.array_equal(ctrl.hold, ctrl.q)
+    assert np.array_equal(ctrl.gains.kp, kp) and ctrl.ref.trajectory is None
+    assert np.array_equal(ctrl.ref.hold, ctrl.q)
     with pytest.raises(Interrupted, match='joint6 moved at'):
         service._check(ctrl)
     service._check(ctrl, resuming=True)         # braking from it: not another one
     ctrl.qd[5] = 3.0 * pe.ABORT_SPEED
     service.watch(ctrl)
-    assert service.stopped is None and np.array_equal(ctrl.kp, kp)
+    assert service.stopped is None and np.array_equal(ctrl.gains.kp, kp)
     # still over it BRAKING s on: not braking, stopped for good, the node's gains back
     service.interrupted_at -= BRAKING
     service.watch(ctrl)
     assert 'joint6 moved at 6 rad/s, faster than' in service.stopped, service.stopped
-    assert np.all(ctrl.kp == 100.0)
+    assert np.all(ctrl.gains.kp == 100.0)
     with pytest.raises(Refused, match='joint6 moved at 6 rad/s, faster'):
         service._check(ctrl, resuming=True)
     service.stopped = None
@@ -379,17 +379,18 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
     loop.late_at = time.monotonic() - pe.STALL_AFTERMATH - 0.01
     service.interrupted = None
     service.saved = pe.take_over(ctrl, 1e-3, np.arange(7))
-    assert np.all(ctrl.kp > 100.0)
+    assert np.all(ctrl.gains.kp > 100.0)
     rig.move(ctrl.q + 0.3)
     ctrl.qd[:] = 0.0
     ctrl.qd[5] = 0.99 * pe.ABORT_SPEED
     service.watch(ctrl)
-    assert service.stopped is None and ctrl.trajectory is not None
+    assert service.stopped is None and ctrl.ref.trajectory is not None
     ctrl.qd[5] = -1.01 * pe.ABORT_SPEED
     service.watch(ctrl)
     assert 'joint6 moved at 2.02 rad/s' in service.stopped, service.stopped
-    assert np.all(ctrl.kp == 100.0) and np.all(ctrl.kd == 20.0) and ctrl.friction_scale == 0.0
-    assert ctrl.trajectory is None and np.array_equal(ctrl.hold, ctrl.q)
+    gains = ctrl.gains
+    assert np.all(gains.kp == 100.0) and np.all(gains.kd == 20.0) and ctrl.friction_scale == 0.0
+    assert ctrl.ref.trajectory is None and np.array_equal(ctrl.ref.hold, ctrl.q)
     with pytest.raises(Refused, match='joint6 moved at'):
         service._check(ctrl)
 
@@ -404,17 +405,18 @@ def test_no_joint_is_stiffer_than_its_effort_limit_holds():
     ctrl = rig.ctrl
     saved = pe.take_over(ctrl, 1e-3, np.arange(6))
     M = np.diag(crba(ctrl.model, ctrl.q))
-    held = M * ctrl.kp * pe.HOLD_ERROR          # the torque of HOLD_ERROR
+    held = M * ctrl.gains.kp * pe.HOLD_ERROR          # the torque of HOLD_ERROR
     limits = ctrl.model.effort_limits
     assert np.all(held <= pe.EFFORT_SHARE * limits * (1 + 1e-9)), held / limits
-    assert np.all(ctrl.kp >= 100.0)             # never softer than the node's
-    assert ctrl.kp[1] < 400.0 and ctrl.kp[5] == pe.SERVICE_FREQUENCY ** 2   # shoulder; wrist 3
-    np.testing.assert_allclose(ctrl.kd, 2 * np.sqrt(ctrl.kp))
+    assert np.all(ctrl.gains.kp >= 100.0)             # never softer than the node's
+    kp = ctrl.gains.kp
+    assert kp[1] < 400.0 and kp[5] == pe.SERVICE_FREQUENCY ** 2       # shoulder; wrist 3
+    np.testing.assert_allclose(ctrl.gains.kd, 2 * np.sqrt(ctrl.gains.kp))
     pe.hand_back(ctrl, saved)
     # a lowered effort limit (the node's effort_limits) lowers it
     ctrl.set_effort_limits({'shoulder_lift_joint': 75.0})
     saved = pe.take_over(ctrl, 1e-3, np.arange(6))
-    assert abs(M[1] * ctrl.kp[1] * pe.HOLD_ERROR - pe.EFFORT_SHARE * 75.0) < 1e-6
+    assert abs(M[1] * ctrl.gains.kp[1] * pe.HOLD_ERROR - pe.EFFORT_SHARE * 75.0) < 1e-6
     pe.hand_back(ctrl, saved)
 
 

@@ -351,8 +351,8 @@ def test_after_a_collision_reaction_a_task_mode_starts_where_the_frame_is():
     q2 = q + 0.05                                # the arm was pushed away meanwhile
     c.q[:] = q2
     c.command(q2, np.zeros(6), 0.0, None, 1.0)
-    assert np.allclose(c.task_target.position, frame_placement(model, q2, c.task.frame)[:3, 3])
-    assert np.allclose(c.posture, q2)
+    assert np.allclose(c.ref.task_target.position, frame_placement(model, q2, c.task.frame)[:3, 3])
+    assert np.allclose(c.ref.posture, q2)
 
 
 def test_the_target_pose_moves_on_with_the_target_twist():

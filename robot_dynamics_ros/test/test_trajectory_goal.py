@@ -66,7 +66,7 @@ def follow(loop, request, t=10.0):
 def refused(loop, request, t=10.0):
     with pytest.raises(Refused) as e:
         loop.follow(request, t, clock_at(t))
-    assert loop.ctrl.trajectory is None and loop.goal is None     # nothing moves
+    assert loop.ctrl.ref.trajectory is None and loop.goal is None     # nothing moves
     return e.value.code, str(e.value)
 
 
@@ -159,7 +159,7 @@ def test_path_tolerance_aborts_at_once_and_the_arm_holds_here_bumpless(arm):
     assert (status, code) == (ABORTED, PATH_TOLERANCE_VIOLATED) and goal.ended == [True]
     assert 'joint1 position error' in reason and 'tolerance 0.05' in reason
     assert desired[0][0] > 0.05
-    assert loop.ctrl.trajectory is None and np.allclose(loop.ctrl.hold, [0.0, 0.0])
+    assert loop.ctrl.ref.trajectory is None and np.allclose(loop.ctrl.ref.hold, [0.0, 0.0])
     np.testing.assert_allclose(reply.command, before, atol=1e-12)   # the first: unchanged
     hold = rnea(loop.ctrl.model, np.zeros(2), np.zeros(2), np.zeros(2))   # g at the held pose
     after = feed(loop, 10.3 + BUMPLESS, q=(0.0, 0.0)).command
@@ -176,7 +176,7 @@ def test_goal_tolerances_from_the_goal_then_success_and_the_last_point_held(arm)
     feed(loop, 11.1, q=(0.495, -0.49), qd=(0.005, 0.3))
     status, code, reason = goal.outcome
     assert (status, code) == (SUCCEEDED, SUCCESSFUL) and 'goal reached' in reason
-    assert loop.ctrl.trajectory is not None        # the last point held, as JTC does
+    assert loop.ctrl.ref.trajectory is not None        # the last point held, as JTC does
     np.testing.assert_allclose(loop.ctrl.desired(20.0, None)[0], [0.5, -0.5])
 
 
@@ -190,7 +190,7 @@ def test_the_goal_time_ends_a_goal_that_does_not_arrive(arm):
     status, code, reason = goal.outcome
     assert (status, code) == (ABORTED, GOAL_TOLERANCE_VIOLATED), reason
     assert 'joint1 position error +0.2' in reason and 'goal time tolerance 0.5 s' in reason
-    np.testing.assert_allclose(loop.ctrl.hold, [0.3, 0.0])
+    np.testing.assert_allclose(loop.ctrl.ref.hold, [0.3, 0.0])
     # the goal's own goal_time_tolerance wins; without a limit it waits
     loop = loop_at(arm, constraints__goal_time=0.5)
     loop.values['constraints.joint1.goal'] = 0.01
@@ -227,7 +227,7 @@ def test_a_new_goal_replaces_the_running_one(arm):
     # a bad goal leaves the running one alone
     with pytest.raises(Refused):
         loop.follow(Request(['x'], [point(1, [0])]), 10.6, clock_at(10.6))
-    assert second.running and loop.ctrl.trajectory is second.trajectory
+    assert second.running and loop.ctrl.ref.trajectory is second.trajectory
 
 
 def test_cancel_holds_here_and_answers_canceled(arm):
@@ -235,7 +235,7 @@ def test_cancel_holds_here_and_answers_canceled(arm):
     goal = follow(loop, Request(JOINTS, [point(2.0, [0.5, 0.0])]))
     feed(loop, 10.5, q=(0.1, 0.0))
     assert loop.cancel(goal) and goal.outcome[:2] == (CANCELED, SUCCESSFUL)
-    np.testing.assert_allclose(loop.ctrl.hold, [0.1, 0.0])
+    np.testing.assert_allclose(loop.ctrl.ref.hold, [0.1, 0.0])
     assert not loop.cancel(goal)                    # once
 
 
@@ -253,13 +253,14 @@ def test_topic_trajectories_collisions_modes_and_stale_states_end_a_goal(arm):
     loop.use_parameters(ctrl, None, np.zeros(2), np.ones(2), loop.values, '~/target_pose')
     assert goal.outcome[:2] == (ABORTED, INVALID_GOAL) and 'from computed_torque to ' \
         'feedforward' in goal.outcome[2]
-    assert loop.ctrl.trajectory is None
+    assert loop.ctrl.ref.trajectory is None
 
     loop = loop_at(arm)
     goal = follow(loop, Request(JOINTS, [point(2.0, [0.5, 0.0])]))
     loop.watchdog(10.5)                              # no state for 0.5 s (state_timeout 0.1)
     assert goal.outcome[:2] == (ABORTED, PATH_TOLERANCE_VIOLATED) and 'stale' in goal.outcome[2]
-    assert loop.ctrl.trajectory is None and loop.ctrl.hold is None  # holds where it is back
+    ref = loop.ctrl.ref
+    assert ref.trajectory is None and ref.hold is None      # holds where it is back
 
     loop = make(arm, thresholds=0.5, **GOAL_VALUES)
     for k in range(400):                             # the estimate settles: detection armed
@@ -272,7 +273,7 @@ def test_topic_trajectories_collisions_modes_and_stale_states_end_a_goal(arm):
             break
     assert goal.outcome[:2] == (ABORTED, PATH_TOLERANCE_VIOLATED) and 'collision' in \
         goal.outcome[2], loop.log.text()[-500:]
-    assert loop.ctrl.reaction == 'hold'
+    assert loop.ctrl.ref.reaction == 'hold'
 
 
 def test_the_points_effort_is_a_feedforward(arm):

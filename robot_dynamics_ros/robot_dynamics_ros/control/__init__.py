@@ -21,10 +21,11 @@ from .controller import (JOINT_MODES, MODES, TASK_DEFAULTS, TIMEOUT_BEHAVIOURS, 
                          FrictionSettings, JointGains, TaskSettings, default_joints,
                          default_task_frame, payload_model, unknown_joint_keys)
 from .joint_state import JointStateStore, shared_joints
+from .memory import ControlMemory, Sent
 from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw
 from .laws import JOINT_LAWS, REACTION_LAWS
-from .limits import LIMIT_DEFAULTS, LimitLayer
-from .force import FORCE_DEFAULTS, ForceLoop, SensorInput
+from .limits import LIMIT_DEFAULTS, LimitLayer, LimitSettings
+from .force import FORCE_DEFAULTS, ForceLoop, ForceSettings, SensorInput
 from .observer import REACTIONS, MomentumObserver, over_threshold
 from .feasibility import Feasibility, check as check_trajectory
 from .trajectory import JointTrajectory, quintic
@@ -34,6 +35,6 @@ __all__ = ['Controller', 'default_joints', 'payload_model', 'shared_joints', 'un
            'TIMEOUT_BEHAVIOURS', 'JointTrajectory', 'quintic', 'MomentumObserver',
            'REACTIONS', 'over_threshold', 'Feasibility', 'check_trajectory',
            'JOINT_MODES', 'TASK_MODES', 'TASK_DEFAULTS', 'PROJECTORS', 'TaskSpaceLaw',
-           'default_task_frame', 'LIMIT_DEFAULTS', 'LimitLayer', 'FORCE_DEFAULTS', 'ForceLoop',
-           'SensorInput', 'JointStateStore', 'TaskSettings',
-           'FrictionSettings', 'JointGains']
+           'default_task_frame', 'LIMIT_DEFAULTS', 'LimitLayer', 'LimitSettings',
+           'FORCE_DEFAULTS', 'ForceLoop', 'ForceSettings', 'SensorInput', 'JointStateStore',
+           'ControlMemory', 'Sent', 'TaskSettings', 'FrictionSettings', 'JointGains']

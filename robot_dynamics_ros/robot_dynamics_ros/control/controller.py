@@ -40,12 +40,13 @@ import math
 import numpy as np
 
 from ..dynamics import bias_torques, frame_jacobian, frame_placement, gravity_torques, rnea
-from ..dynamics.values import per_joint
+from ..dynamics.values import per_joint, read_only, same_settings
 from .feasibility import check as check_trajectory
 from .force import ForceLoop, SensorInput, at_frame, check as check_force
 from .joint_state import JointStateStore
 from .laws import JOINT_LAWS, REACTION_LAWS
-from .limits import LimitLayer
+from .limits import LimitLayer, check as check_limits
+from .memory import ControlMemory, Sent
 from .reference import Followed, Reference
 from .shaping import clamp
 from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw, external_wrench
@@ -84,7 +85,7 @@ class TaskSettings:
     projector: str                          # one of task_space.PROJECTORS
 
     def __post_init__(self):
-        _read_only(self)
+        read_only(self)
 
 
 @dataclass(frozen=True)
@@ -103,7 +104,7 @@ class FrictionSettings:
     epsilon: float              # the velocity (rad/s) of tanh's smooth sign
 
     def __post_init__(self):
-        _read_only(self)
+        read_only(self)
 
 
 @dataclass(frozen=True)
@@ -119,7 +120,7 @@ class JointGains:
     kd: np.ndarray              # N m s/rad
 
     def __post_init__(self):
-        _read_only(self)
+        read_only(self)
 
     @classmethod
     def commanded(cls, kp, kd, n, cmd):
@@ -142,13 +143,6 @@ class JointGains:
         new_kp, new_kd = self.kp.copy(), self.kd.copy()
         new_kp[joints], new_kd[joints] = np.asarray(kp)[joints], np.asarray(kd)[joints]
         return JointGains.of_model(new_kp, new_kd, len(new_kp))
-
-
-def _read_only(settings):
-    """Make a settings dataclass's arrays read-only: what is frozen stays so."""
-    for value in vars(settings).values():
-        if isinstance(value, np.ndarray):
-            value.setflags(write=False)
 
 
 @dataclass
@@ -262,9 +256,11 @@ def payload_model(model, payload):
                               payload.get('inertia', (0.0,) * 6))
 
 
-def _same_force(a, b):
-    return a.keys() == b.keys() and all(np.array_equal(a[k], b[k]) if isinstance(a[k], np.ndarray)
-                                        else a[k] == b[k] for k in a)
+def _ramp_at(ramp, now):
+    """Return the task stiffness at ``now`` of ``ramp`` ([from, to, since], STIFFNESS_RAMP)."""
+    K0, K1, since = ramp
+    s = min(1.0, max(0.0, (now - since) / STIFFNESS_RAMP))
+    return K0 + (K1 - K0) * s
 
 
 class Controller:
@@ -288,29 +284,26 @@ class Controller:
             raise ValueError(f'joints names a joint twice: {list(joints)}')
         self.joints = joints
         self.cmd = np.array([model.index(j) for j in joints], dtype=np.int64)
-        self.ref = Reference()        # the trajectory, the held position, the reaction, ...
+        self.set_default_positions(default_positions or {})
+        self.force_settings = check_force(force)
+        # what changes while it runs (control/memory.py): taken over whole by new parameters
+        self._bind(ControlMemory(JointStateStore(model, self.cmd, self.default_q), Reference(),
+                                 Sent(self.joints), ForceLoop(self.force_settings)))
         self.mode = 'gravity'
         self.set_mode(mode)
         self.set_gains(JointGains.commanded(kp, kd, model.n, self.cmd))
         self.hardware_compensates_gravity = bool(hardware_compensates_gravity)
         self.set_effort_limits(effort_limits or {})
-        self.set_default_positions(default_positions or {})
         self.set_payload(payload)
         self.set_friction_compensation(friction_compensation, damping, friction,
                                        friction_velocity_epsilon, torque_offset)
-        self._bind(JointStateStore(model, self.cmd, self.default_q))
         self.law = None               # the TaskSpaceLaw of self.model, built on first use
         self._law_posture = None      # the posture the law has
         self._law_target = None       # the TaskTarget the law has a copy of
-        self.stiffness = None         # [from, to, since]: task stiffness, ramping
         self.compensated = None       # the friction compensation of the last output, or None
         self.set_task(task)
         self.set_limits(limits)
-        self.force = ForceLoop(check_force(force))
-        self.force_input = None       # a control.force.SensorInput (force.source sensor)
         self.external_torques = None  # the observer's estimate at the last full_torque
-        self.force_applied = np.zeros(6)    # the last wrench the arm applied (force axes' input)
-        self.force_event = None       # why the force axes began to hold (for the log), once
 
     # ---- configuration ---------------------------------------------------------------------
     @property
@@ -365,10 +358,6 @@ class Controller:
                                  posture, t['projector'])
         self.law = None
 
-    def set_force(self, settings):
-        """Configure force control (``control.force``); ValueError naming the setting."""
-        self.force = ForceLoop(check_force(settings))
-
     def set_limits(self, limits):
         """
         Configure the limits layer (``limits.LIMIT_DEFAULTS`` for what is not given).
@@ -381,51 +370,53 @@ class Controller:
         if frame not in m.frames:
             raise ValueError(f'limits.frame "{frame}" is not a link of {m.name}'
                              + _suggest(frame, m.frames))
-        self.limit_settings = dict(settings, frame=frame)
+        self.limit_settings = check_limits(dict(settings, frame=frame))
         self.limit_layer = self._layer()
 
     def _layer(self):
         return LimitLayer(self.model, self.cmd, self.limits, self.limit_settings,
-                          self.limit_settings['frame'], self.hardware_compensates_gravity)
+                          self.limit_settings.frame, self.hardware_compensates_gravity,
+                          sent=self.memory.sent)
 
     def _rebuild_layer(self):
-        """Build the layer anew (a new model or effort limits), its last command kept."""
+        """Build the layer anew (a new model or effort limits); the last command is memory's."""
         old = getattr(self, 'limit_layer', None)
         if old is not None:
             self.limit_layer = self._layer()
-            self.limit_layer.take(old)
             self.limit_layer.unknown_load = old.unknown_load    # this controller's, still
 
     def take_task(self, other):
         """
-        Carry the task state over from another Controller (a parameter change, a new model).
+        Go on with the task state of another Controller (a parameter change, a new model).
 
-        The target and the posture taken at activation (kept in the reference taken over, or
-        given to a new model's: call ``take_motion`` first), the stiffness where its ramp is
-        (it ramps from there to this controller's), the last command for the rate limit, the
-        force loop and sensor.
+        Into this controller's memory (``other``'s itself after ``carry_on_from``): the target
+        and the posture taken at activation (in the reference taken over, or given to a new
+        model's: call ``take_motion`` first), the stiffness where its ramp is (it ramps from
+        there to this controller's), the last command for the rate limit (the same joints'),
+        the force loop (the same settings') and the sensor (the same model's).
         """
-        self.limit_layer.take(other.limit_layer)
-        # the sensor and its bias (the model's: a new one is made for another model); the force
-        # loop's state when its settings are the same
-        if other.force_input is not None and other.model is self.model:
-            self.force_input = other.force_input
-        if _same_force(other.force.settings, self.force.settings):
-            self.force = other.force
+        mine, theirs = self.memory, other.memory
         carries = other.mode in TASK_MODES and self.mode in TASK_MODES and \
             other.task.frame == self.task.frame and other.joints == self.joints
+        ramp, last = theirs.ramp, theirs.sent.last
+        if carries and ramp is not None:
+            # from where the ramp is at the last command's state time
+            now = ramp[2] + STIFFNESS_RAMP if last is None or last[1] is None else last[1]
+            mine.ramp = [_ramp_at(ramp, now), self.task.stiffness, now]
+        else:
+            mine.ramp = None
+        mine.sent = theirs.sent if theirs.sent.names == self.joints else Sent(self.joints)
+        mine.force = theirs.force if same_settings(theirs.force.settings, self.force_settings) \
+            else ForceLoop(self.force_settings)
+        # the sensor and its bias are the model's: a new one is made for another model
+        mine.sensor = theirs.sensor if other.model is self.model else None
         # the target; the posture taken at activation, unless this controller is given one
         posture = self.task.posture is None
-        if self.ref is other.ref:               # new parameters: the reference taken over
-            self.ref.keep(task=carries, posture=posture)
+        if mine is theirs:                      # new parameters: the reference taken over
+            mine.ref.keep(task=carries, posture=posture)
         elif carries:                           # a new model: its reference remapped
-            self.ref.take_task(other.ref, posture)
-        if carries and other.stiffness is not None:
-            # from where the ramp is at the last command's state time (the limits layer's)
-            last = other.limit_layer.last
-            now = other.stiffness[2] + STIFFNESS_RAMP if last is None or last[1] is None else \
-                last[1]
-            self.stiffness = [other._stiffness_at(now), self.task.stiffness, now]
+            mine.ref.take_task(theirs.ref, posture)
+        self._bind(mine)
 
     def task_pose(self):
         """Return the task frame's pose (4x4) at the current state."""
@@ -480,7 +471,7 @@ class Controller:
         """
         target = self._target()
         target.wrench, target.changed = _finite6(wrench, 'target wrench'), True
-        taken = self.force.asked(now)
+        taken = self.memory.force.asked(now)
         self._keep_force_hold(target)
         return taken
 
@@ -491,7 +482,7 @@ class Controller:
         The held pose along the force axes (its twist's carrying too), the rest of the target
         as it is; from ``_force_axes`` when the hold begins, and after every target meanwhile.
         """
-        fl = self.force
+        fl = self.memory.force
         if fl.holding is None or not fl.held:
             return
         ax = fl.axes
@@ -524,11 +515,6 @@ class Controller:
             ref.task_target = TaskTarget(T[:3, 3].copy(), T[:3, :3].copy())
         return ref.task_target
 
-    def _stiffness_at(self, now):
-        K0, K1, since = self.stiffness
-        s = min(1.0, max(0.0, (now - since) / STIFFNESS_RAMP))
-        return K0 + (K1 - K0) * s
-
     def _task_law(self):
         """Return the TaskSpaceLaw, built for this controller's model and settings on first use."""
         law = self.law
@@ -553,13 +539,14 @@ class Controller:
             ref.posture = t.posture if t.posture is not None else q[self.cmd].copy()
         if self._law_posture is not ref.posture:
             law.posture[:] = self._law_posture = ref.posture
-        ramp = self.stiffness
+        memory = self.memory
+        ramp = memory.ramp
         if ramp is None or ramp[1] is not t.stiffness:
-            self.stiffness = ramp = [t.stiffness if ramp is None else self._stiffness_at(now),
-                                     t.stiffness, now]
+            memory.ramp = ramp = [t.stiffness if ramp is None else _ramp_at(ramp, now),
+                                  t.stiffness, now]
             law.stiffness[:] = ramp[0]
         if ramp[0] is not ramp[1]:
-            law.stiffness[:] = self._stiffness_at(now)
+            law.stiffness[:] = _ramp_at(ramp, now)
             if now - ramp[2] >= STIFFNESS_RAMP:
                 ramp[0] = ramp[1]
         if self._law_target is not target or target.changed:     # copied when it changed
@@ -572,7 +559,7 @@ class Controller:
             self._law_target, target.changed = target, False
         if target.twist_time is not None:                   # a target twist: moving on
             self._carry_on(law, target, now)
-        if self.force.active:
+        if memory.force.active:
             self._force_axes(law, q, now, target)
         return law.torques(q, qd).copy()
 
@@ -594,8 +581,8 @@ class Controller:
         if law is None or target is None or not np.any(target.twist):
             return out
         v = target.twist
-        if self.force.active:
-            v = np.where(self.force.axes, 0.0, v)
+        if self.memory.force.active:
+            v = np.where(self.memory.force.axes, 0.0, v)
         J = law.jacobian[:, self.cmd]
         out[self.cmd] = J.T @ np.linalg.solve(J @ J.T + 1e-6 * np.eye(6), v)
         return out
@@ -651,14 +638,16 @@ class Controller:
         force servo and its target twist v_ref. Holding (stale source, lost contact): the target
         there becomes the current pose, no wrench.
         """
-        fl, ax = self.force, self.force.axes
+        memory = self.memory
+        fl = memory.force
+        ax = fl.axes
         applied, why = self._applied_wrench(q, now)
         if why is not None and fl.hold(why):
-            self.force_event = why
+            memory.force_event = why
         if fl.holding is None:
             v_ref, damping = fl.update(applied, target.wrench, now)
             if fl.holding is not None:
-                self.force_event = fl.holding
+                memory.force_event = fl.holding
         if fl.holding is not None:
             if not getattr(fl, 'held', False):
                 # hold where the frame is now, with no force asked along the force axes
@@ -670,10 +659,9 @@ class Controller:
                 law.target_twist[:], law.target_acceleration[:] = target.twist, target.acceleration
                 law.target_wrench[:] = target.wrench
                 law.set_min_damping(self.task.min_damping)
-                law.stiffness[:] = self._stiffness_at(now)
+                law.stiffness[:] = _ramp_at(memory.ramp, now)
             return
         fl.held = False
-        self.force_applied = applied
         law.stiffness[ax] = 0.0
         law.min_damping[:] = np.where(ax, damping, self.task.min_damping)   # checked values
         law.target_twist[ax] = v_ref[ax]
@@ -681,19 +669,14 @@ class Controller:
         law.target_wrench[ax] = 0.0
         target.changed = True       # the law's copy of the target to be made again next time
 
-    def take_force_event(self):
-        """Return why the force axes began to hold since the last call (None: they did not)."""
-        why, self.force_event = self.force_event, None
-        return why
-
     def _applied_wrench(self, q, now):
         """Return (the wrench the arm applies at the task frame, root axes; why not or None)."""
-        s, frame = self.force.settings, self.task.frame
-        if s['source'] == 'sensor':
-            src = self.force_input
-            if src is None or not src.fresh(now, s['timeout']):
-                return np.zeros(6), (f'no force/torque reading on {s["topic"]} for '
-                                     f'{s["timeout"]} s: the force axes hold their position')
+        s, frame = self.force_settings, self.task.frame
+        if s.source == 'sensor':
+            src = self.memory.sensor
+            if src is None or not src.fresh(now, s.timeout):
+                return np.zeros(6), (f'no force/torque reading on {s.topic} for '
+                                     f'{s.timeout} s: the force axes hold their position')
             T_s = frame_placement(self.model, q, src.side.frame)
             T_t = frame_placement(self.model, q, frame)
             external = at_frame(src.external(q), T_s[:3, :3], T_s[:3, 3], T_t[:3, 3])
@@ -712,16 +695,6 @@ class Controller:
             raise ValueError(f'gains for {len(gains.kp)} joints, the model has '
                              f'{self.base_model.n}')
         self.gains = gains
-
-    @property
-    def kp(self):
-        """Return the joint modes' kp, model order (read-only; ``set_gains`` replaces them)."""
-        return self.gains.kp
-
-    @property
-    def kd(self):
-        """Return the joint modes' kd, model order (read-only)."""
-        return self.gains.kd
 
     def set_friction_share(self, scale):
         """Compensate a share ``scale`` (0..1) of the friction set by the last call below."""
@@ -784,31 +757,6 @@ class Controller:
         """Drop the trajectory and hold where the arm is at the next command (the state then)."""
         self.ref.hold_at(None)
 
-    @property
-    def trajectory(self):
-        """Return the trajectory followed (a reference.Followed), or None."""
-        return self.ref.trajectory
-
-    @property
-    def hold(self):
-        """Return the position held without a trajectory (model order), or None."""
-        return self.ref.hold
-
-    @property
-    def reaction(self):
-        """Return the collision reaction running ('hold' or 'float'), or None."""
-        return self.ref.reaction
-
-    @property
-    def task_target(self):
-        """Return the task modes' TaskTarget, or None before a task mode first runs."""
-        return self.ref.task_target
-
-    @property
-    def posture(self):
-        """Return the nullspace posture in use (commanded joints), or None."""
-        return self.ref.posture
-
     def use_sensor(self, side, payload=None):
         """
         Read the force/torque sensor of ``side`` (a ``ChildSide``), the tool carrying ``payload``.
@@ -816,11 +764,11 @@ class Controller:
         The bias that ``~/zero_ft_sensor`` set is kept when the sensor's frame is the same.
         Return the sensor input.
         """
-        old = self.force_input
-        self.force_input = SensorInput(side, payload, self.model.gravity)
+        memory = self.memory
+        old, memory.sensor = memory.sensor, SensorInput(side, payload, self.model.gravity)
         if old is not None and old.side.frame == side.frame:
-            self.force_input.bias = old.bias
-        return self.force_input
+            memory.sensor.bias = old.bias
+        return memory.sensor
 
     def clear_reaction(self):
         """
@@ -892,16 +840,22 @@ class Controller:
         return old
 
     # ---- inputs ----------------------------------------------------------------------------
-    def _bind(self, store):
+    def _bind(self, memory):
         """
-        Take the JointStateStore ``store``: q, qd and the rest are its arrays (in place).
+        Take the ControlMemory ``memory``: q, qd and the rest are its store's arrays (in place).
 
-        The state is merged and asked about through it: ``state.merge``, ``state.missing()``,
-        ``state.stale(...)``.
+        The state is merged and asked about through ``state``: ``state.merge``,
+        ``state.missing()``, ``state.stale(...)``; the reference is ``ref``; the limits layer
+        notes the commands in ``memory.sent``.
         """
-        self.state = store
+        self.memory = memory
+        self.state = store = memory.state
+        self.ref = memory.ref
         self.q, self.qd = store.q, store.qd
         self.received, self.updated, self.stamped = store.received, store.updated, store.stamped
+        layer = getattr(self, 'limit_layer', None)
+        if layer is not None:
+            layer.remember(memory.sent)
 
     def take_state(self, other):
         """
@@ -912,24 +866,27 @@ class Controller:
         (a description that changed while running): a store remapped by joint name, the joints
         both models have keeping their state, the others from their defaults.
         """
-        if other.state.takes_over(self.base_model, self.cmd):
-            self._bind(other.state)
-            self.state.use_defaults(self.default_q)
+        store = other.state
+        if store.takes_over(self.base_model, self.cmd):
+            store.use_defaults(self.default_q)
         else:
-            self._bind(other.state.remapped(self.base_model, self.cmd, self.default_q))
+            store = store.remapped(self.base_model, self.cmd, self.default_q)
+        self.memory.state = store
+        self._bind(self.memory)
 
     def carry_on_from(self, other):
         """
         Go on with what ``other`` (these parameters' predecessor, the same model) was doing.
 
-        The state, the collision reaction and the task (``take_task``); the trajectory when the
-        commanded joints stay and this is a joint mode, the held position when the mode stays
-        too. Return False when a running trajectory is dropped (a task mode, or other joints).
+        Its memory itself, never a copy: the state (``take_state``), the collision reaction
+        and the task (``take_task``); the trajectory when the commanded joints stay and this is
+        a joint mode, the held position when the mode stays too. Return False when a running
+        trajectory is dropped (a task mode, or other joints).
         """
+        self._bind(other.memory)
         self.take_state(other)
         kept = self.joints == other.joints and self.mode not in TASK_MODES
-        following = other.ref.trajectory is not None
-        self.ref = other.ref            # the reference itself, never a copy
+        following = self.ref.trajectory is not None
         self.ref.keep(trajectory=kept, hold=kept and self.mode == other.mode)
         self.take_task(other)
         return kept or not following
@@ -943,8 +900,21 @@ class Controller:
         a joint it moves is not in this model. The held position is kept in the same mode; the
         collision reaction is not; the task target is ``take_task``'s.
         """
-        self.ref, dropped = other.ref.remapped(other.base_model, self.base_model, self.default_q,
-                                               hold=other.mode == self.mode)
+        self.memory.ref, dropped = other.ref.remapped(other.base_model, self.base_model,
+                                                      self.default_q, hold=other.mode == self.mode)
+        self._bind(self.memory)
+        return dropped
+
+    def take_over(self, other):
+        """
+        Go on with what ``other`` (a controller of another model) was doing, remapped by name.
+
+        The state (``take_state``), the reference (``take_motion``), then the task
+        (``take_task``). Return None, or why the running trajectory was dropped.
+        """
+        self.take_state(other)
+        dropped = self.take_motion(other)
+        self.take_task(other)
         return dropped
 
     def set_trajectory(self, joint_names, times, positions, velocities, accelerations, *,

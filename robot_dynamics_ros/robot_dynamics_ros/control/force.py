@@ -49,9 +49,12 @@ message, so the hold never came and a probe whose table was taken away kept desc
 speed. Nor does a streamed wrench reset the loop while it controls force (its integral, whether
 contact was made): only the first after such a pause does.
 """
+from dataclasses import dataclass
 import math
 
 import numpy as np
+
+from ..dynamics.values import read_only
 
 FORCE_DEFAULTS = {
     'axes': [0, 0, 0, 0, 0, 0],
@@ -70,8 +73,30 @@ REARM_PAUSE = 0.5               # s without a target wrench before one re-arms t
 SPEED_MARGIN = 0.95             # v_ref's share of force.max_speed
 
 
+@dataclass(frozen=True)
+class ForceSettings:
+    """
+    The force axes' settings (module doc), checked once (``check``), never changed after.
+
+    Replaced whole by new parameters (the force loop then starts afresh); its arrays are
+    read-only.
+    """
+
+    axes: np.ndarray            # 6 bools: x, y, z, about x, y, z (root axes)
+    source: str                 # one of SOURCES
+    topic: str                  # the sensor's topic (source sensor)
+    gain: np.ndarray            # 6: k_p (m/s per N, rad/s per N m)
+    integral_gain: np.ndarray   # 6: k_i
+    damping: np.ndarray         # 6: D (N s/m, N m s/rad), its floor
+    max_speed: np.ndarray       # 6: m/s x3, rad/s x3
+    timeout: float              # s without a sensor reading before the axes hold
+
+    def __post_init__(self):
+        read_only(self)
+
+
 def check(settings):
-    """Return the settings (FORCE_DEFAULTS for what is not given) checked; ValueError naming."""
+    """Return the ForceSettings (FORCE_DEFAULTS for what is not given); ValueError naming."""
     s = dict(FORCE_DEFAULTS, **(settings or {}))
     unknown = set(s) - set(FORCE_DEFAULTS)
     if unknown:
@@ -101,15 +126,15 @@ def check(settings):
     out['max_speed'] = np.repeat(speed, 3)
     if not (isinstance(s['timeout'], (int, float)) and s['timeout'] > 0):
         raise ValueError(f'force.timeout must be > 0 s, got {s["timeout"]}')
-    return out
+    return ForceSettings(**out)
 
 
 class ForceLoop:
-    """The force axes' loop (module doc) of checked ``settings`` (``check``)."""
+    """The force axes' loop (module doc) of ``settings`` (a ForceSettings), and its state."""
 
     def __init__(self, settings):
         self.settings = s = settings
-        self.axes = s['axes']
+        self.axes = s.axes
         self._active = bool(np.any(self.axes))
         self.integral = np.zeros(6)
         self.contact = False            # the force reached IN_CONTACT of the target
@@ -162,8 +187,8 @@ class ForceLoop:
         s, ax = self.settings, self.axes
         dt = 0.0 if self.last is None else min(max(now - self.last, 0.0), 0.01)
         self.last = now
-        limit = SPEED_MARGIN * s['max_speed']
-        damping = np.maximum(s['damping'], 2.0 * np.abs(desired) / s['max_speed'])
+        limit = SPEED_MARGIN * s.max_speed
+        damping = np.maximum(s.damping, 2.0 * np.abs(desired) / s.max_speed)
         e = np.where(ax, desired - applied, 0.0)
         size = float(np.linalg.norm(desired[ax]))
         reached = float(np.linalg.norm(applied[ax]))
@@ -180,15 +205,15 @@ class ForceLoop:
         if self.holding is not None:
             return np.zeros(6), damping
         base = desired / damping
-        u = base + s['gain'] * e + self.integral
+        u = base + s.gain * e + self.integral
         saturated = np.abs(u) > limit
         # the integral only once in contact: integrating a free approach that is not
         # saturated winds it up (a torque about z onto a 5 N m/rad spring: 37 % over)
-        grow = s['integral_gain'] * e * dt if self.contact else 0.0 * e
+        grow = s.integral_gain * e * dt if self.contact else 0.0 * e
         # anti-windup: no integration that would push further into the saturation
         self.integral += np.where(saturated & (np.sign(grow) == np.sign(u)), 0.0, grow)
         self.integral = np.clip(np.where(ax, self.integral, 0.0), -2 * limit, 2 * limit)
-        return np.clip(np.where(ax, base + s['gain'] * e + self.integral, 0.0), -limit,
+        return np.clip(np.where(ax, base + s.gain * e + self.integral, 0.0), -limit,
                        limit), damping
 
 

@@ -73,6 +73,7 @@ what the full path gives (``joints_clear``; ~10 us a command saved of ~20).
 or frame whose bound shaped the command (kinds: ``position``, ``velocity``, ``workspace``,
 ``tool_speed``, ``effort``, ``torque_rate``), empty when nothing did.
 """
+from dataclasses import dataclass
 import math
 
 from numba import njit, types
@@ -80,7 +81,8 @@ import numpy as np
 
 from ..dynamics import frame_jacobian, frame_placement
 from ..dynamics.kernels import entry_point, HandC_H, ID, split_data
-from ..dynamics.values import Number, per_joint
+from ..dynamics.values import Number, per_joint, read_only
+from .memory import Sent
 
 # what limits= takes, with the defaults (the node's parameters limits.*)
 LIMIT_DEFAULTS = dict(position_margin=0.05, position_gain=10.0, velocity_scale=1.0,
@@ -478,16 +480,49 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
         out[a] = x
 
 
+@dataclass(frozen=True)
+class LimitSettings:
+    """
+    The limits layer's settings (``LIMIT_DEFAULTS``' keys), checked once (``check``).
+
+    Never changed after (replaced whole by new parameters); its arrays are read-only. The
+    per-joint torque rates are counted against the commanded joints by the layer (``LimitLayer``).
+    """
+
+    position_margin: float      # rad (m): the soft limits inside the hard ones
+    position_gain: float        # 1/s: the velocity allowed per distance to a soft limit
+    velocity_scale: float       # of the URDF's velocity limits
+    response_time: float        # s: how fast the bounds want a velocity reached
+    max_torque_rate: np.ndarray     # N m/s per commanded joint (one for all; empty: the default)
+    frame: str                  # the box's and tool speed's frame ('': the task frame)
+    workspace: np.ndarray       # the box's corners (6, m, root axes; empty: no box)
+    tool_speed: float           # m/s (inf: no limit)
+
+    def __post_init__(self):
+        read_only(self)
+
+
 def check(settings):
-    """Raise ValueError naming the parameter for a setting that cannot be (no model needed)."""
+    """
+    Return the LimitSettings (``LIMIT_DEFAULTS`` for what is not given): no model needed.
+
+    ValueError naming the parameter for a setting that cannot be.
+    """
     s = dict(LIMIT_DEFAULTS, **(settings or {}))
+    unknown = set(s) - set(LIMIT_DEFAULTS)
+    if unknown:
+        raise ValueError(f'unknown limits settings {sorted(unknown)}')
     for key, rule in RULES.items():
         rule.check(f'limits.{key}' + (' (inf: no limit)' if key == 'tool_speed' else ''), s[key])
-    rate = np.asarray(s['max_torque_rate'], dtype=float).ravel()
+    rate = np.array(s['max_torque_rate'], dtype=float).ravel()
     if np.any(np.isnan(rate)) or np.any(rate <= 0):
         raise ValueError(f'limits.max_torque_rate must be > 0 (N m/s; empty: from the effort '
                          f'limits), got {rate.tolist()}')
-    LimitLayer._box(s['workspace'])
+    box = LimitLayer._box(s['workspace'])
+    return LimitSettings(float(s['position_margin']), float(s['position_gain']),
+                         float(s['velocity_scale']), float(s['response_time']), rate,
+                         str(s['frame']), np.zeros(0) if box is None else box,
+                         float(s['tool_speed']))
 
 
 class LimitLayer:
@@ -495,40 +530,39 @@ class LimitLayer:
     The limits of the commanded joints ``cmd`` (model indices) of ``model``, and their state.
 
     ``effort_limits``: of the commanded joints; ``frame``: the frame of the workspace box and
-    the tool speed (the task frame); ``settings``: ``LIMIT_DEFAULTS``' keys. ValueError naming
-    the parameter (``limits.*``) for a setting that cannot be.
+    the tool speed (the task frame); ``settings``: a LimitSettings, or a dict of
+    ``LIMIT_DEFAULTS``' keys (checked here); ``sent``: where the
+    last command is noted (a ``memory.Sent``: the controller's memory; None: the layer's own).
+    ValueError naming the parameter (``limits.*``) for a setting that cannot be.
     """
 
     def __init__(self, model, cmd, effort_limits, settings=None, frame='',
-                 hardware_compensates_gravity=False):
-        s = dict(LIMIT_DEFAULTS, **(settings or {}))
-        unknown = set(s) - set(LIMIT_DEFAULTS)
-        if unknown:
-            raise ValueError(f'unknown limits settings {sorted(unknown)}')
-        check(s)
+                 hardware_compensates_gravity=False, sent=None):
+        s = settings if isinstance(settings, LimitSettings) else check(settings)
         self.model, self.cmd = model, np.asarray(cmd, dtype=np.int64)
         k = len(self.cmd)
-        self.margin, self.gain = float(s['position_margin']), float(s['position_gain'])
-        self.scale, self.T = float(s['velocity_scale']), float(s['response_time'])
+        self.margin, self.gain = s.position_margin, s.position_gain
+        self.scale, self.T = s.velocity_scale, s.response_time
         # joint_bounds takes writable C arrays: a copy (a model's are read-only); the other
         # arrays it takes (rate, soft limits, kp, vmax) are computed here, new
         self.effort = np.array(effort_limits, dtype=float)
         self.rate = (np.maximum(np.where(np.isfinite(self.effort), RATE_PER_EFFORT * self.effort,
                                          MIN_RATE), MIN_RATE)
-                     if len(s['max_torque_rate']) == 0 else
-                     per_joint(s['max_torque_rate'], k, 'limits.max_torque_rate', low=0.0,
+                     if len(s.max_torque_rate) == 0 else
+                     per_joint(s.max_torque_rate, k, 'limits.max_torque_rate', low=0.0,
                                strict=True, inf=True, of='commanded joint'))
-        self.tool_speed = float(s['tool_speed'])
+        self.tool_speed = s.tool_speed
         self.lower, self.upper, self.kp = soft_limits(model, self.cmd, self.margin, self.gain)
         self.vmax = model.velocity_limits[self.cmd] * self.scale
         self.hardware_compensates_gravity = bool(hardware_compensates_gravity)
         self.frame = frame
-        self.box = self._box(s['workspace'])
+        self.box = self._box(s.workspace)
         # whether a workspace box or a tool speed limit is set (an attribute, read per command)
         self.watches_frame = self.box is not None or math.isfinite(self.tool_speed)
         self.settings = s
         self.names = tuple(model.joint_names[i] for i in self.cmd)
-        self.last = None                # (output, its time, monotonic time) of the last command
+        # the last command (output, its state time, monotonic time): the rate limit ramps from it
+        self._sent = Sent(self.names) if sent is None else sent
         self.active = ()
         # the estimate is of a load the model lacks (set by ~/estimate_payload while it runs):
         # counted both ways, see apply
@@ -549,7 +583,7 @@ class LimitLayer:
     def _box(box):
         if len(box) == 0:
             return None
-        box = np.asarray(box, dtype=float).ravel()
+        box = np.array(box, dtype=float).ravel()        # a copy: the settings' is read-only
         if box.shape != (6,) or np.any(np.isnan(box)):
             raise ValueError(f'limits.workspace needs 6 numbers, x y z of the lower corner then '
                              f'of the upper (m, root axes; empty: no box), got {box.tolist()}')
@@ -596,14 +630,18 @@ class LimitLayer:
             twist[:3] *= self.tool_speed / speed
             acceleration[:3] = 0.0
 
-    def take(self, other):
-        """Carry the last command over from another layer of these joints (a new controller)."""
-        if other is not None and other.names == self.names:
-            self.last = other.last
+    def remember(self, sent):
+        """Note the commands in ``sent`` (a ``memory.Sent``: a controller's memory) from now."""
+        self._sent = sent
+
+    @property
+    def last(self):
+        """Return the last command noted: (output, its state time, monotonic time), or None."""
+        return self._sent.last
 
     def sent(self, tau, now, received=None):
         """Note ``tau`` as what went out at ``now`` (None: a time of another base)."""
-        self.last = (np.array(tau, dtype=float), now, received)
+        self._sent.last = (np.array(tau, dtype=float), now, received)
 
     # ---- the bounds ------------------------------------------------------------------------
     def apply(self, tau, q, qd, now, external=None, friction=None, received=None):
@@ -628,8 +666,10 @@ class LimitLayer:
         # the bounds count on is what goes out (bounds computed from a torque the rate limit
         # then withholds let panda's wrist run away while its elbow braked: measured)
         low, high = -self.effort, self.effort.copy()
-        if self.last is not None:
-            last, then, before = self.last
+        sent = self._sent
+        prior = sent.last
+        if prior is not None:
+            last, then, before = prior
             if now is not None and then is not None and now > then:
                 dt = min(now - then, MAX_RATE_STEP)
             elif received is not None and before is not None and received >= before and \
@@ -665,11 +705,11 @@ class LimitLayer:
             for j in np.flatnonzero(held & (np.abs(mode) > self.effort)):
                 if j not in bound:
                     active.append((self.names[j], 'effort'))
-            if self.last is not None:
+            if prior is not None:
                 edge = (out == low) | (out == high)
                 for j in np.flatnonzero(held & edge & (np.abs(out) < self.effort)):
                     active.append((self.names[j], 'torque_rate'))
-        self.last = (out, now, received)
+        sent.last = (out, now, received)
         self.active = tuple(active)
         return out
 

@@ -161,22 +161,20 @@ class ControlLoop:
         if old is not None:
             if ctrl.joints == old.joints and self.commands:
                 self.fade_from(self.command)
-            ctrl.take_state(old)
-            dropped = ctrl.take_motion(old)         # the reference remapped, then its task target
-            ctrl.take_task(old)
+            dropped = ctrl.take_over(old)           # its memory remapped by joint name
             if dropped:
                 self.log.warning('dropped', f'the running trajectory is dropped: {dropped}; '
                                             f'holding position', 0.0)
-            elif ctrl.trajectory is not None:
+            elif ctrl.ref.trajectory is not None:
                 self.log.info('goes on', 'the running trajectory goes on with the new model',
                               0.0)
         goal = self.goal
-        if goal is not None and (ctrl.trajectory is None or ctrl.joints != goal.joints):
+        if goal is not None and (ctrl.ref.trajectory is None or ctrl.joints != goal.joints):
             self._end_goal(ABORTED, INVALID_GOAL, 'the robot_description changed and the '
                                                   'trajectory does not go on with the new model',
                            hold=False)
         elif goal is not None:
-            goal.trajectory = ctrl.trajectory       # the same motion, in the new model's indices
+            goal.trajectory = ctrl.ref.trajectory   # the same motion, the new model's indices
         self.ctrl, self.values = ctrl, values
         self.box_checked = False
         self._set_observer(observer, thresholds, effort_gain)
@@ -379,7 +377,7 @@ class ControlLoop:
         ctrl = self.ctrl
         if ctrl is None:
             return False, 'no robot_description yet'
-        was = ctrl.reaction
+        was = ctrl.ref.reaction
         ctrl.clear_reaction()
         self.collided = False
         message = ('collision reaction ended' if was else 'no collision reaction was '
@@ -397,7 +395,8 @@ class ControlLoop:
         ctrl = self.ctrl
         # ROS time: for the trajectory, and the stamp when the state has none (or rate > 0)
         stamped = self.values['rate'] == 0 and self.stamp != 0.0
-        t = self.trajectory_time(clock()) if (ctrl.trajectory is not None or not stamped) else 0.0
+        following = ctrl.ref.trajectory is not None
+        t = self.trajectory_time(clock()) if (following or not stamped) else 0.0
         des = ctrl.desired(t, ctrl.q) if ctrl.mode not in TASK_MODES else None
         if self.goal is not None and self._goal_ends(t, des):
             des = ctrl.desired(t, ctrl.q)           # the hold, from this command on
@@ -407,8 +406,8 @@ class ControlLoop:
         if ctrl.mode in TASK_MODES:
             self._target_timeout(now)
         full = ctrl.full_torque(ctrl.q, ctrl.qd, t, des, at, external)
-        if ctrl.force_event is not None:
-            self.log.warning('force', f'force control: {ctrl.take_force_event()}')
+        if ctrl.memory.force_event is not None:
+            self.log.warning('force', f'force control: {ctrl.memory.take_force_event()}')
         if not self.box_checked:
             self._check_box()
         tau, clamped = self.shaper.shape(ctrl, full, at, now, external)
@@ -420,7 +419,7 @@ class ControlLoop:
         self._sent(tau, reply)
         reply.desired = des
         reply.answers_state = stamped
-        if ctrl.mode in TASK_MODES and ctrl.reaction is None:
+        if ctrl.mode in TASK_MODES and ctrl.ref.reaction is None:
             reply.pose = ctrl.law.pose
 
     def _limits_acted(self, layer, now, reply):
@@ -657,8 +656,8 @@ class ControlLoop:
         if ctrl.mode not in FOLLOWING_MODES:
             raise Refused(INVALID_GOAL, f'mode {ctrl.mode} does not follow joint trajectories '
                                         f'(set mode to computed_torque or feedforward)')
-        if ctrl.reaction is not None:
-            raise Refused(INVALID_GOAL, f'a collision reaction ({ctrl.reaction}) is active: '
+        if ctrl.ref.reaction is not None:
+            raise Refused(INVALID_GOAL, f'a collision reaction ({ctrl.ref.reaction}) is active: '
                                         f'call ~/reset_collision first')
         stale = ctrl.state.missing() or ctrl.state.stale(
             now, v['state_timeout'], self.plant_clock)
@@ -682,7 +681,7 @@ class ControlLoop:
             raise Refused(INVALID_GOAL, str(e)) from None
         self._end_goal(ABORTED, INVALID_GOAL, 'replaced by a new goal', hold=False)
         self.goal = Goal(ctrl.joints, times, path, goal_tol, goal_time, start, scale, notify)
-        self.goal.trajectory = ctrl.trajectory
+        self.goal.trajectory = ctrl.ref.trajectory
         return self.goal
 
     def cancel(self, goal):
@@ -699,7 +698,7 @@ class ControlLoop:
     def _goal_ends(self, t, des):
         """Check the running goal at trajectory time t; True when it ended holding here."""
         goal, ctrl = self.goal, self.ctrl
-        if ctrl.trajectory is not goal.trajectory:
+        if ctrl.ref.trajectory is not goal.trajectory:
             self._end_goal(ABORTED, INVALID_GOAL, 'its trajectory was replaced (the payload '
                                                   'service, or another trajectory)', hold=False)
             return False
@@ -916,7 +915,7 @@ class ControlLoop:
         if abs(norm - 1.0) > 1e-3:
             self.log.warning('quaternion', f'~/target_pose: quaternion of norm {norm:.4g} '
                                            f'normalised')
-        far = np.linalg.norm(ctrl.task_pose()[:3, 3] - ctrl.task_target.position)
+        far = np.linalg.norm(ctrl.task_pose()[:3, 3] - ctrl.ref.task_target.position)
         if far > ctrl.task.max_error[0]:
             self.log.info('far', f'~/target_pose is {far:.3f} m away: the error is clipped to '
                                  f'task.max_error {ctrl.task.max_error[0]} m')
@@ -962,13 +961,14 @@ class ControlLoop:
         except ValueError as e:
             self.log.warning('wrench value', f'refused ~/target_wrench: {e}')
             return False
+        force = ctrl.memory.force
         if taken:
             self._held_said = None          # (a hold after this one is told about again)
-            if ctrl.force.active and ctrl.received.any():
+            if force.active and ctrl.received.any():
                 self._warn_friction(np.asarray(wrench, dtype=float))
-        elif ctrl.force.holding != self._held_said:
-            self._held_said = ctrl.force.holding
-            self.log.warning('rearm', f'force control: the force axes hold ({ctrl.force.holding})'
+        elif force.holding != self._held_said:
+            self._held_said = force.holding
+            self.log.warning('rearm', f'force control: the force axes hold ({force.holding})'
                                       f'; a target wrench streamed without a pause of '
                                       f'{REARM_PAUSE} s does not re-arm them: stop the stream '
                                       f'and send the wrench again', period=0.0)
@@ -981,9 +981,10 @@ class ControlLoop:
         if not np.any(fc):
             return
         J = frame_jacobian(ctrl.model, ctrl.q, ctrl.task.frame)[:, ctrl.cmd]
-        band = friction_band(J, fc, ctrl.force.axes)
+        axes = ctrl.force_settings.axes
+        band = friction_band(J, fc, axes)
         asked = np.abs(wrench)
-        over = ctrl.force.axes & (band > FRICTION_SHARE * asked) & (asked > 0)
+        over = axes & (band > FRICTION_SHARE * asked) & (asked > 0)
         if np.any(over):
             which = ', '.join(f'{AXIS_NAMES[k]} {band[k]:.3g} against {asked[k]:.3g} asked'
                               for k in np.flatnonzero(over))

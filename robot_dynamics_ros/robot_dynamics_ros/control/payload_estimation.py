@@ -360,7 +360,7 @@ def take_over(ctrl, period, chain):
     # softer gains let an unmodelled tool sag from, by up to a radian on a light wrist; the
     # stiffer gains would snap the arm back
     ctrl.hold_here()
-    kp, kd = service_gains(ctrl.kp, ctrl.kd, period, effort_frequency(ctrl))
+    kp, kd = service_gains(ctrl.gains.kp, ctrl.gains.kd, period, effort_frequency(ctrl))
     chain = np.asarray(chain, dtype=np.int64)       # the others (a gripper's fingers) keep theirs
     ctrl.set_gains(ctrl.gains.with_joints(chain, kp, kd))
     ctrl.set_friction_share(0.0)
@@ -394,7 +394,7 @@ def carry(ctrl, saved, fit, Q, d):
     j = ctrl.cmd[d[ctrl.cmd] > 0]
     need = hold[j] / (inertia[j] * d[j] / 4)
     w_max = MAX_BANDWIDTH / max(saved.period, 1e-6)
-    kp, kd = ctrl.kp.copy(), ctrl.kd.copy()
+    kp, kd = ctrl.gains.kp.copy(), ctrl.gains.kd.copy()
     raise_ = need > kp[j]
     kp[j] = np.where(raise_, np.maximum(np.minimum(need, w_max * w_max), kp[j]), kp[j])
     kd[j] = np.where(raise_, 2.0 * np.sqrt(kp[j]), kd[j])
@@ -469,12 +469,13 @@ def check_followed(ctrl, q, qd, d, chain):
              'parameters; robot-dynamics identify finds them)' if fc == 0 and b == 0 else
              f'the model\'s friction for it ({fc:.3g} N m Coulomb, {b:.3g} N m s/rad) is less '
              f'than the arm\'s: give it the arm\'s (robot-dynamics identify finds them)')
+    kp = ctrl.gains.kp[j]
     raise Refusal(
         f'joint {ctrl.model.joint_names[j]} did not follow a sweep steadily (it moved '
         f'{travel:.3g} of {share:.3g} rad in the window): held back, touched, or held by its '
-        f'friction (stuck, or sticking and slipping) against the {M * ctrl.kp[j]:.3g} N m/rad '
+        f'friction (stuck, or sticking and slipping) against the {M * kp:.3g} N m/rad '
         f'computed torque gives it (its inertia in the model, {M:.3g} kg m^2, times the '
-        f'service\'s kp {ctrl.kp[j]:.4g}). The estimate cannot cancel a friction the joint does '
+        f'service\'s kp {kp:.4g}). The estimate cannot cancel a friction the joint does '
         f'not slide through: {model}; or, if the URDF lacks the joint\'s rotor inertia, set '
         f'armature')
 

@@ -21,6 +21,9 @@ stiffnesses. It lives below control/ and simulation/ so both take it (they may n
 other); its ValueError names the parameter, what it needs and what it got, the text the nodes
 log and answer a parameter set with.
 
+Settings checked once are frozen dataclasses whose arrays ``read_only`` makes read-only (the
+controller's gains, task and friction settings, the force axes' settings).
+
 A parameter of one number or one word has a rule (``OneOf``, ``Number``): what it must be, as
 a check whose ValueError names the parameter and as a text (``text``) the node's parameter
 descriptors show (``ros2 param describe``: "Additional constraints").
@@ -57,6 +60,20 @@ def per_joint(values, n, what, *, low=None, strict=False, inf=False, of='joint',
         raise ValueError(f'{what} needs {count}{_each(low, strict, inf)}, got {_shown(values)}'
                          + (' (NaN or Inf)' if bad else ''))
     return a
+
+
+def read_only(settings):
+    """Make a settings dataclass's arrays read-only: what is frozen stays so."""
+    for value in vars(settings).values():
+        if isinstance(value, np.ndarray):
+            value.setflags(write=False)
+
+
+def same_settings(a, b):
+    """Whether two settings dataclasses of one kind hold the same values (arrays by value)."""
+    return type(a) is type(b) and all(
+        np.array_equal(x, y) if isinstance(x, np.ndarray) else x == y
+        for x, y in zip(vars(a).values(), vars(b).values()))
 
 
 def _each(low, strict, inf):

@@ -442,7 +442,7 @@ class FeedforwardNode(Node):
         if ctrl is None:
             return
         frame, topic = msg.header.frame_id, self.resolve_topic_name(self.values['force.topic'])
-        src = ctrl.force_input
+        src = ctrl.memory.sensor
         if src is None or src.side.frame != frame or src.side.model is not ctrl.model:
             try:
                 side = ChildSide(ctrl.model, self.description.xml, frame)
@@ -463,7 +463,7 @@ class FeedforwardNode(Node):
     @_locked
     def _on_zero_ft_sensor(self, request, response):
         ctrl = self.loop.ctrl
-        src = ctrl.force_input if ctrl is not None else None
+        src = ctrl.memory.sensor if ctrl is not None else None
         if src is None or src.reading is None:
             response.success = False
             topic = self.resolve_topic_name(self.values['force.topic'])

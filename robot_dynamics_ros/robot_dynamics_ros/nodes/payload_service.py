@@ -169,11 +169,11 @@ class PayloadService:
         stale = node.loop.stale_joints(time.monotonic())
         if stale:
             raise Refused(f'joint_states of {stale} are stale or missing')
-        if ctrl.reaction is not None:
-            raise Refused(f'a collision reaction ({ctrl.reaction}) is active: '
+        if ctrl.ref.reaction is not None:
+            raise Refused(f'a collision reaction ({ctrl.ref.reaction}) is active: '
                           f'~/reset_collision first')
         now = node.loop.trajectory_time(node.clock())
-        if ctrl.trajectory is not None and now < ctrl.trajectory.path.end_time:
+        if ctrl.ref.trajectory is not None and now < ctrl.ref.trajectory.path.end_time:
             raise Refused('a trajectory is running: call it when the arm is at rest')
         if _speed(ctrl) > AT_REST:
             raise Refused(f'the arm is moving (|qd| up to {_speed(ctrl):.3f} rad/s): call it '
@@ -299,7 +299,7 @@ class PayloadService:
                     pass                        # the next _check says why
                 with node.lock:
                     self.interrupted = None
-            if (self.stopped is None and node.ctrl is ctrl and ctrl.reaction is None
+            if (self.stopped is None and node.ctrl is ctrl and ctrl.ref.reaction is None
                     and node.context.ok()):
                 try:
                     self._go(ctrl, q0)
@@ -318,7 +318,7 @@ class PayloadService:
     def _gains(ctrl, rows):
         """Return the kp of the joints ``rows`` as text, in the model's order."""
         names = ctrl.model.joint_names
-        return ', '.join(f'{names[j]} {ctrl.kp[j]:.4g}' for j in sorted(rows))
+        return ', '.join(f'{names[j]} {ctrl.gains.kp[j]:.4g}' for j in sorted(rows))
 
     def _sweeps(self, ctrl, link, Q, d, rows):
         """
@@ -333,7 +333,7 @@ class PayloadService:
         loop = self.node.loop
         # a state later than the sweeps' gains hold through (5 ms at 50 rad/s: beside busy
         # cores a wrist then overshot its pass, "did not follow a sweep steadily") is a stall
-        tolerance = min(LATE, pe.delay_tolerance(ctrl.kp, rows))
+        tolerance = min(LATE, pe.delay_tolerance(ctrl.gains.kp, rows))
 
         def again(e):
             if isinstance(e, Interrupted):
@@ -406,10 +406,10 @@ class PayloadService:
             names, times, *tables = self._move(ctrl, target, duration)
             ctrl.set_trajectory(names, times, *tables, start_time=now, now=now, q=ctrl.q,
                                 qd=ctrl.qd)
-            return ctrl.trajectory, now
+            return ctrl.ref.trajectory, now
 
     def _ours(self, ctrl, ours):
-        if ctrl.trajectory is not ours:
+        if ctrl.ref.trajectory is not ours:
             raise Refused('another trajectory arrived during the estimate')
 
     def _go(self, ctrl, target, duration=None, started=None):
@@ -562,7 +562,7 @@ class PayloadService:
             raise Refused('shutting down')
         if node.ctrl is not ctrl:
             raise Refused('the model or the parameters changed during the estimate')
-        if ctrl.reaction is not None:
+        if ctrl.ref.reaction is not None:
             raise Refused('a collision was detected during the estimate (touched?)')
         stale = node.loop.stale_joints(time.monotonic())
         if stale:
