@@ -146,6 +146,36 @@ def test_the_sensor_input_takes_the_tools_weight_and_the_bias_out():
     assert 'six finite numbers' in src.take([np.nan] * 6, 0.3)
 
 
+@pytest.mark.parametrize('change', [{'kp': [50.0]}, {'payload': {'link': 'tool0', 'mass': 0.5}}])
+def test_new_parameters_keep_the_sensor_and_its_bias_while_pressing(change):
+    # with armature set every controller has a model of its own: new parameters (a gain, a
+    # payload) dropped the sensor, and the force axes held ("no force/torque reading") at
+    # the next command that came before the next reading, the bias that ~/zero_ft_sensor set
+    # lost with it
+    from robot_dynamics_ros.control import Controller
+    xml = robot_urdf('ur5')
+    ur5 = RobotModel.from_urdf(xml)
+    q = np.array([0.0, -1.2, 1.5, -1.9, -1.57, 0.0])
+    given = dict(mode='cartesian_impedance', armature=[0.1] * 6,
+                 force={'axes': [0, 0, 1, 0, 0, 0], 'source': 'sensor'})
+    c = Controller(ur5, **given)
+    c.state.merge(list(ur5.joint_names), q, np.zeros(6), now=1.0)
+    src = c.use_sensor(ChildSide(c.model, xml, 'wrist_3_link'))
+    src.take(np.zeros(6), 1.0)
+    bias = src.zero(c.q)
+    c.set_task_wrench(DOWN)
+    c.command(c.q, c.qd, 1.0, now=1.0)
+    assert c.memory.force.holding is None
+    d = Controller(ur5, **given, **change)
+    assert d.model is not c.model
+    d.carry_on_from(c)
+    d.command(d.q, d.qd, 1.001, now=1.001)      # before the next reading
+    assert d.memory.force.holding is None and d.memory.sensor is src
+    # the next reading's sensor input is made on the new model, with the bias kept
+    again = d.use_sensor(ChildSide(d.model, xml, 'wrist_3_link'))
+    assert again.side.model is d.model and np.array_equal(again.bias, bias)
+
+
 def test_a_joint_held_by_stiction_gets_its_friction_compensated_once_the_target_moves():
     """
     Compensate friction on the joint velocity the target asks, never on the measured one.

@@ -393,7 +393,7 @@ class Controller:
         and the posture taken at activation (in the reference taken over, or given to a new
         model's: call ``take_motion`` first), the stiffness where its ramp is (it ramps from
         there to this controller's), the last command for the rate limit (the same joints'),
-        the force loop (the same settings') and the sensor (the same model's).
+        the force loop (the same settings') and the sensor (the same description's).
         """
         mine, theirs = self.memory, other.memory
         carries = other.mode in TASK_MODES and self.mode in TASK_MODES and \
@@ -408,8 +408,11 @@ class Controller:
         mine.sent = theirs.sent if theirs.sent.names == self.joints else Sent(self.joints)
         mine.force = theirs.force if same_settings(theirs.force.settings, self.force_settings) \
             else ForceLoop(self.force_settings)
-        # the sensor and its bias are the model's: a new one is made for another model
-        mine.sensor = theirs.sensor if other.model is self.model else None
+        # the sensor and its bias: kept by new parameters (the same description, even where
+        # they give it another payload or armature: the node takes the sensor's frame on the
+        # new model at the next reading, the bias kept); a new description's is made anew
+        if mine is not theirs:
+            mine.sensor = theirs.sensor if other.model is self.model else None
         # the target; the posture taken at activation, unless this controller is given one
         posture = self.task.posture is None
         if mine is theirs:                      # new parameters: the reference taken over
