@@ -60,11 +60,11 @@ def test_the_docs_build_with_warnings_as_errors(tmp_path):
 
 
 def _rows(markdown):
-    """Return {parameter: (type, default, runtime, description)} of a reference table."""
+    """Return {parameter: (type, default, must be, runtime, description)} of a reference table."""
     rows = {}
     for line in markdown.splitlines():
         cells = [c.strip() for c in re.split(r'(?<!\\)\|', line)[1:-1]]
-        if len(cells) == 5 and cells[0].startswith('`') and cells[0] != '`name`':
+        if len(cells) == 6 and cells[0].startswith('`') and cells[0] != '`name`':
             rows[cells[0].strip('`')] = tuple(c.replace('\\|', '|') for c in cells[1:])
     return rows
 
@@ -130,11 +130,13 @@ def test_a_running_node_describes_its_parameters_as_the_reference_and_help_do(
             assert list(live_value) == list(default) if isinstance(default, list) else \
                 live_value == default, (d.name, live_value, default)
         # the reference page
-        rtype, rdefault, runtime, rtext = rows[d.name]
+        rtype, rdefault, must, runtime, rtext = rows[d.name]
         assert rtext == text and rdefault == f'`{shown_default(default)}`', (d.name, rows[d.name])
         assert runtime == ('no (read-only)' if read_only else 'yes')
+        assert must == (rule.text if rule else ''), (d.name, must)
         # --help
         assert f'{d.name} (' in help_text and text in flat_help, d.name
+        assert rule is None or f'[{rule.text}]' in flat_help, d.name
     for _, name, rtype, text in module.INTERFACES:
         assert f'{name} ({rtype}' in flat_help
     # the topics and services the node has are the ones it declares, with their types

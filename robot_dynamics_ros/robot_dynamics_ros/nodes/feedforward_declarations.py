@@ -16,11 +16,20 @@
 feedforward_node's declarations: its parameters, topics and services.
 
 The one source of each parameter's name, default and description: the node declares from it,
-and ``--help``, the docs and the README's tables are rendered from it.
+and ``--help``, the docs and the README's tables are rendered from it. What a value of one
+number or one word must be is its rule in ``control.configuration`` (``constraint``), which
+the node checks values by and shows in the descriptors, ``--help`` and the docs.
 """
 from ..control import (FORCE_DEFAULTS, LIMIT_DEFAULTS, MODES, PROJECTORS, TASK_DEFAULTS,
-                       TIMEOUT_BEHAVIOURS)
+                       TIMEOUT_BEHAVIOURS, configuration)
 from .shared_declarations import FILE_PARAMETERS
+
+
+def constraint(name):
+    """Return what a value of parameter ``name`` must be (its rule's text), or ''."""
+    rule = configuration.rule(name)
+    return rule.text if rule is not None else ''
+
 
 # name: (kind, default, description, read_only). Also per model joint, declared once the model is
 # known: default_positions.<joint> (float) and effort_limits.<joint> (float, the URDF's limit).

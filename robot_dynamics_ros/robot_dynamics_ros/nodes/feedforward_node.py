@@ -58,7 +58,7 @@ from .description import DescriptionSource, file_description
 from .executors import (STREAM_DEPTH, BackgroundKernels, LoopThread, TurnClock, run_node,
                         seconds, side_node)
 from .feedforward_declarations import (DYNAMIC_PREFIXES, INTERFACES, NOTES,  # noqa: F401
-                                       PARAMETERS, SUMMARY, constraint_parameters)
+                                       PARAMETERS, SUMMARY, constraint, constraint_parameters)
 from .feedforward_outputs import Outputs
 from .launch_setup import CONTROLLER
 from .logs import STARTED, Throttle
@@ -554,7 +554,7 @@ def _listened(publisher):
 
 def main(args=None):
     return run_node(FeedforwardNode, args, usage(
-        'feedforward_node', NODE_NAME, SUMMARY, PARAMETERS, INTERFACES, NOTES))
+        'feedforward_node', NODE_NAME, SUMMARY, PARAMETERS, INTERFACES, NOTES, constraint))
 
 
 if __name__ == '__main__':

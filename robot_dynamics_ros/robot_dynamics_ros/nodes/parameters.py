@@ -109,20 +109,22 @@ def help_requested(args):
 KINDS = ('subscribes', 'publishes', 'services', 'actions')
 
 
-def usage(executable, node_name, summary, parameters, interfaces, notes=()):
+def usage(executable, node_name, summary, parameters, interfaces, notes=(), constraint=None):
     """
     Return the --help text: what the node does, its parameters with defaults, its interfaces.
 
     ``parameters``: name -> (kind, default, description, read_only), as the node declares them;
-    ``interfaces``: (kind, name, type, description) with kind one of KINDS. The reference docs
-    are rendered from the same two (``tools/reference.py``).
+    ``interfaces``: (kind, name, type, description) with kind one of KINDS; ``constraint``:
+    name -> what a value must be ('' or None: nothing said), shown in brackets. The reference
+    docs are rendered from the same (``tools/reference.py``).
     """
     lines = [f'usage: {executable} [--ros-args -p NAME:=VALUE ... | --params-file FILE]', '',
              *textwrap.wrap(summary, 99), '', f'node name: {node_name}', '',
              'parameters (default):']
     for name, (kind, default, text, read_only) in parameters.items():
+        must = constraint(name) if constraint is not None else ''
         lines.append(f'  {name} ({kind_name(kind)}{", read-only" if read_only else ""}) = '
-                     f'{shown_default(default)}')
+                     f'{shown_default(default)}' + (f'  [{must}]' if must else ''))
         lines += textwrap.wrap(text, 99, initial_indent=' ' * 6, subsequent_indent=' ' * 6)
     for kind in KINDS:
         items = [f'{name} ({rtype}{"; " + text if text else ""})'

@@ -50,11 +50,13 @@ def node_markdown(executable):
     lines = [node.SUMMARY, '',
              f'Executable `{executable}`, node name `{node.NODE_NAME}`. `{executable} --help` '
              'prints the same list.', '',
-             '| parameter | type | default | changes at runtime | description |',
-             '| --- | --- | --- | --- | --- |']
+             '| parameter | type | default | must be | changes at runtime | description |',
+             '| --- | --- | --- | --- | --- | --- |']
+    constraint = getattr(node, 'constraint', lambda name: '')
     for name, (kind, default, text, read_only) in node.PARAMETERS.items():
         lines.append(f'| `{name}` | {kind_name(kind)} | `{_cell(shown_default(default))}` | '
-                     f'{"no (read-only)" if read_only else "yes"} | {_cell(text)} |')
+                     f'{_cell(constraint(name))} | {"no (read-only)" if read_only else "yes"} '
+                     f'| {_cell(text)} |')
     for note in getattr(node, 'NOTES', ()):
         lines += ['', note]
     for kind in KINDS:
