@@ -48,6 +48,7 @@ class JointStateStore:
         self.updated = np.full(n, -np.inf)      # monotonic time of each joint's last update
         self.stamped = np.zeros(n)              # and its header stamp (0: unstamped)
         self.all_received = False               # every commanded joint received once (a cache)
+        self.oldest = -np.inf                   # the commanded joints' oldest update (a cache)
         self._maps = {}     # joint_state names -> (model indices, message indices, commanded)
 
     def reset(self, default_q):
@@ -55,6 +56,7 @@ class JointStateStore:
         self.q[:], self.qd[:] = default_q, 0.0
         self.received[:], self.updated[:], self.stamped[:] = False, -np.inf, 0.0
         self.all_received = False
+        self.oldest = -np.inf
 
     def use_defaults(self, default_q):
         """Put the joints never received at ``default_q``."""
@@ -72,6 +74,7 @@ class JointStateStore:
         out.received[mine], out.updated[mine] = self.received[theirs], self.updated[theirs]
         out.stamped[mine] = self.stamped[theirs]
         out.all_received = bool(out.received[out.cmd].all())
+        out.oldest = out.updated[out.cmd].min() if len(out.cmd) else -np.inf
         out.use_defaults(default_q)
         return out
 
@@ -97,7 +100,7 @@ class JointStateStore:
         vel = np.asarray(velocities, dtype=float)[msg_idx] if len(velocities) else 0.0
         # a sum is finite when every term is (a NaN or Inf propagates); the exact check only
         # when it is not, since finite values near 1e308 can overflow a sum
-        if not math.isfinite(pos.sum() + np.sum(vel)) and not (
+        if not math.isfinite(pos.sum() + (vel.sum() if len(velocities) else 0.0)) and not (
                 np.isfinite(pos).all() and np.isfinite(vel).all()):
             raise ValueError('joint state contains NaN or Inf')
         self.q[model_idx] = pos
@@ -105,6 +108,12 @@ class JointStateStore:
         self.received[model_idx] = True
         self.updated[model_idx] = now
         self.stamped[model_idx] = stamp
+        # the oldest update of a commanded joint: now when the message names them all (one
+        # driver's stream), else looked for (several streams, each naming some)
+        if n_cmd == len(self.cmd):
+            self.oldest = now
+        elif n_cmd:
+            self.oldest = self.updated[self.cmd].min()
         if not self.all_received:
             self.all_received = bool(self.received[self.cmd].all())
         return len(model_idx), n_cmd
@@ -142,7 +151,7 @@ class JointStateStore:
         plant's time is not stale, however long ago it came: a simulator in lockstep, or one the
         machine starved, has not moved on either.
         """
-        if now - self.updated[self.cmd].min() <= timeout:
+        if now - self.oldest <= timeout:
             return []
         old = now - self.updated[self.cmd] > timeout
         plant_now = None if plant_clock is None else plant_clock()

@@ -139,6 +139,7 @@ class ControlLoop:
         self.target_streaming = False     # targets coming within task.target_timeout
         self.observed = None              # the time of the observer's last sample
         self.efforts = self.effort_seen = self.motor = self.estimate = None     # model order
+        self.efforts_seen = False
         self.command = None               # the last command sent (commanded-joint order)
         self.goal = None                  # the running FollowJointTrajectory Goal
         self.active_limits = ()           # what the limits layer did to the last command
@@ -180,6 +181,7 @@ class ControlLoop:
         self._set_observer(observer, thresholds, effort_gain)
         self.collided = self.armed = False
         self.efforts, self.effort_seen = np.zeros(n), np.zeros(n, dtype=bool)
+        self.efforts_seen = False         # an effort seen for every joint (a cache)
         self._observed_tau = np.zeros((2, n))      # the observer's torques, friction
         self.motor, self.estimate = np.zeros(n), np.zeros(n)
         self.command = np.zeros(len(ctrl.joints))
@@ -287,6 +289,8 @@ class ControlLoop:
         ok = np.isfinite(effort)
         self.efforts[model_idx[ok]] = effort[ok]
         self.effort_seen[model_idx[ok]] = True
+        if not self.efforts_seen:
+            self.efforts_seen = bool(self.effort_seen.all())
 
     # ---- the observer and collisions ---------------------------------------------------------
     def _observe(self, t, reply):
@@ -299,7 +303,7 @@ class ControlLoop:
         """
         ctrl, v = self.ctrl, self.values
         source = v['observer.torque_source']
-        measured = self.effort_seen.all()
+        measured = self.efforts_seen
         if source == 'measured' and not measured:
             missing = [j for j, seen in zip(ctrl.base_model.joint_names, self.effort_seen)
                        if not seen]
