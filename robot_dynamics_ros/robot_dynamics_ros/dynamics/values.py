@@ -22,7 +22,7 @@ other); its ValueError names the parameter, what it needs and what it got, the t
 log and answer a parameter set with.
 
 Settings checked once are frozen dataclasses whose arrays ``read_only`` makes read-only (the
-controller's gains, task and friction settings, the force axes' settings).
+controller's gains, task and friction settings, the force axes' and the limits layer's).
 
 A parameter of one number or one word has a rule (``OneOf``, ``Number``): what it must be, as
 a check whose ValueError names the parameter and as a text (``text``) the node's parameter
