@@ -54,10 +54,10 @@ def loop_for(arm, mode):
     v = {name: d[1] for name, d in PARAMETERS.items()}
     v.update(mode=mode)
     ctrl = configuration.controller(model, v)
-    obs, thresholds, gain = configuration.observer(ctrl, v)
+    obs, observing = configuration.observer(ctrl, v)
     loop = ControlLoop(Log())
     loop.set_observer_ready(True)
-    loop.use_model(ctrl, obs, thresholds, gain, v, 0.0)
+    loop.use_model(ctrl, obs, observing, v, 0.0)
     lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
     # zero where it is 0.1 inside the limits; else the middle (panda's fingers: 0.04 m)
     q = np.where(hi - lo > 0.2, np.clip(np.zeros(model.n), lo + 0.1, hi - 0.1), 0.5 * (lo + hi))

@@ -160,8 +160,8 @@ class PressRig:
         self.loop = ControlLoop(Log())
         self.loop.set_observer_ready(True)
         ctrl = configuration.controller(model, v)
-        obs, thresholds, gain = configuration.observer(ctrl, v)
-        self.loop.use_model(ctrl, obs, thresholds, gain, v, 0.0)
+        obs, observing = configuration.observer(ctrl, v)
+        self.loop.use_model(ctrl, obs, observing, v, 0.0)
         ctrl.use_sensor(ChildSide(model, self.xml, 'probe'))
         self.t, self.pending, self.rec = 0.0, None, []
         for _ in range(300):

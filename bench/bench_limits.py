@@ -108,11 +108,11 @@ class Rig:
 
     def _use_values(self, v, first=False):
         ctrl = configuration.controller(self.model, v)
-        obs, thresholds, gain = configuration.observer(ctrl, v)
+        obs, observing = configuration.observer(ctrl, v)
         if first:
-            self.loop.use_model(ctrl, obs, thresholds, gain, v, self.t)
+            self.loop.use_model(ctrl, obs, observing, v, self.t)
         else:
-            self.loop.use_parameters(ctrl, obs, thresholds, gain, v, '~/target_pose')
+            self.loop.use_parameters(ctrl, obs, observing, v, '~/target_pose')
         self.ctrl = ctrl
 
     def set(self, **values):

@@ -92,8 +92,8 @@ class Rig:
         self.loop = ControlLoop(self.log)
         self.loop.set_observer_ready(True)
         ctrl = configuration.controller(self.model, v)
-        obs, thresholds, gain = configuration.observer(ctrl, v)
-        self.loop.use_model(ctrl, obs, thresholds, gain, v, 0.0)
+        obs, observing = configuration.observer(ctrl, v)
+        self.loop.use_model(ctrl, obs, observing, v, 0.0)
         self.names = list(self.model.joint_names)
         # the commands on their way: each acts ``delay`` steps after the state it answers
         self.queue = collections.deque([np.zeros(n) for _ in range(delay)], maxlen=delay)

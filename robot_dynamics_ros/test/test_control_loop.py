@@ -25,6 +25,7 @@ import pytest
 
 from conftest import ROBOTS, erd_root
 from robot_dynamics_ros.control import Controller, MomentumObserver
+from robot_dynamics_ros.control.observer import check as check_observer
 from robot_dynamics_ros.control.loop import (BANDWIDTH_LIMIT, NO_MODEL_GRACE, STAMP_TOLERANCE,
                                              ControlLoop)
 from robot_dynamics_ros.control.shaping import BUMPLESS
@@ -73,6 +74,11 @@ def arm():
 NO_RATE_LIMIT = dict(max_torque_rate=(np.inf,))
 
 
+def observing(n, thresholds=0.0, enabled=False, max_interval=np.inf):
+    """Return the ObserverSettings of an arm of ``n`` joints (gain 50, effort_gain 1)."""
+    return check_observer(n, enabled, [50.0], [thresholds], [1.0], max_interval)
+
+
 def make(model, observer=True, thresholds=0.0, now=0.0, **values):
     """Return a loop running a Controller of ``model`` (values over VALUES)."""
     v = dict(VALUES, **{k.replace('__', '.'): x for k, x in values.items()})
@@ -82,7 +88,8 @@ def make(model, observer=True, thresholds=0.0, now=0.0, **values):
         if observer else None
     loop = ControlLoop(Log())
     loop.set_observer_ready(True)
-    loop.use_model(ctrl, obs, np.full(model.n, thresholds), np.ones(model.n), v, now)
+    loop.use_model(ctrl, obs, observing(model.n, thresholds, observer, v['state_timeout']), v,
+                   now)
     return loop
 
 
@@ -133,7 +140,7 @@ def test_a_stream_without_commanded_joints_updates_the_state_only(arm):
     model = arm
     ctrl = Controller(model, joints=['joint1'])
     loop = ControlLoop(Log())
-    loop.use_model(ctrl, None, np.zeros(2), np.ones(2), dict(VALUES), 0.0)
+    loop.use_model(ctrl, None, observing(2), dict(VALUES), 0.0)
     assert feed(loop, 1.0, names=['joint2'], q=[0.7], qd=[0.0]) is None
     assert loop.ctrl.q[1] == 0.7 and loop.commands == 0
     assert feed(loop, 1.001, names=['joint1'], q=[0.1], qd=[0.0]).command is not None
@@ -328,7 +335,7 @@ def test_a_new_model_fades_in_over_bumpless(arm):
         'mass value="1', 'mass value="3'))
     # the fade alone, sampled far apart (the torque rate limit would bound each step)
     new_ctrl = Controller(heavier, mode='computed_torque', limits=NO_RATE_LIMIT)
-    loop.use_model(new_ctrl, None, np.zeros(2), np.ones(2), loop.values, 1.0)
+    loop.use_model(new_ctrl, None, observing(2), loop.values, 1.0)
     first = feed(loop, 1.001, q).command.copy()
     assert np.allclose(first, old)                      # no step
     target = new_ctrl.command(new_ctrl.q, new_ctrl.qd, 0.0)[0]
@@ -349,7 +356,7 @@ def test_a_new_model_keeps_the_task_target_and_the_held_position(arm):
         assert held is not None
         heavier = RobotModel.from_urdf(open(example_urdf('planar_2r')).read().replace(
             'mass value="1', 'mass value="3'))
-        loop.use_model(Controller(heavier, mode=mode), None, np.zeros(2), np.ones(2),
+        loop.use_model(Controller(heavier, mode=mode), None, observing(2),
                        loop.values, 1.0)
         feed(loop, 1.001, (0.35, -0.2))           # moved: the target stays where it was
         if mode == 'cartesian_impedance':
@@ -561,7 +568,7 @@ def test_new_parameters_keep_the_trajectory_where_the_joints_and_mode_stay(arm, 
     feed(loop, 1.0)
     assert loop.trajectory(tables([2.0], [[0.5, 0.5]]), 1, 0.0, clock_at(1.0), '/t')
     same = Controller(arm, mode='feedforward')
-    loop.use_parameters(same, None, np.zeros(2), np.ones(2), loop.values, '/t')
+    loop.use_parameters(same, None, observing(2), loop.values, '/t')
     assert loop.ctrl is same and same.ref.trajectory is not None
     assert loop.commands == 0                   # torques_every counts anew
     # into a task mode: the trajectory is dropped, the target is the frame's pose
@@ -571,7 +578,7 @@ def test_new_parameters_keep_the_trajectory_where_the_joints_and_mode_stay(arm, 
     assert loop.trajectory(lambda: (names, [2.0], [UR5_Q], None, None, None), 1, 0.0,
                            clock_at(1.0), '/t')
     task = Controller(ur5, mode='cartesian_impedance')
-    loop.use_parameters(task, None, np.zeros(6), np.ones(6), loop.values, '/target_pose')
+    loop.use_parameters(task, None, observing(6), loop.values, '/target_pose')
     assert task.ref.trajectory is None
     assert 'target its pose now; targets on /target_pose' in loop.log.text()
 

@@ -89,9 +89,10 @@ def test_a_lost_contact_holds_but_a_bounce_does_not_and_a_new_target_rearms():
     ({'axes': [0, 0, 1, 0, 0]}, 'task.force_axes needs six 0/1 values'),
     ({'axes': [0, 0, 0.5, 0, 0, 0]}, 'task.force_axes needs six 0/1 values'),
     ({'source': 'camera'}, "force.source must be one of ('sensor', 'observer')"),
-    ({'gain': [-1.0]}, 'force.gain needs one value or six, each finite >= 0'),
+    ({'gain': [-1.0]}, 'force.gain needs one value or one per axis (6), each finite >= 0'),
     ({'axes': [0, 0, 1, 0, 0, 0], 'damping': [0.0]}, 'force.damping must be > 0'),
-    ({'max_speed': [0.05]}, 'force.max_speed needs 2 values > 0'),
+    ({'max_speed': [0.05]},
+     'force.max_speed needs 2 values (one per bound: m/s, rad/s), each finite > 0'),
     ({'timeout': 0.0}, 'force.timeout must be > 0'),
 ])
 def test_bad_force_settings_are_refused_naming_them(settings, says):

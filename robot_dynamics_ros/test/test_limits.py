@@ -34,7 +34,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, frame_p
                                          gravity_torques)
 
 from conftest import robot_urdf
-from test_control_loop import VALUES, Log
+from test_control_loop import VALUES, Log, observing
 
 pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
@@ -243,7 +243,7 @@ def test_targets_are_kept_inside_the_box_and_under_the_tool_speed(ur5):
 def loop_with(model, **limits):
     ctrl = Controller(model, mode='gravity', limits=limits)
     loop = ControlLoop(Log())
-    loop.use_model(ctrl, None, np.zeros(model.n), np.ones(model.n), dict(VALUES), 0.0)
+    loop.use_model(ctrl, None, observing(model.n), dict(VALUES), 0.0)
     return loop
 
 

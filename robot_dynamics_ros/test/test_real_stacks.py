@@ -253,7 +253,7 @@ def test_bad_parameters_are_refused_naming_them(ros, tmp_path):
         xml = open(example_urdf('planar_2r')).read()
         peer.publish_description(xml)
         assert proc.wait_log('model "', 20), proc.log()
-        assert 'payload.mass must be >= 0 kg, got -2.0' in proc.log()
+        assert 'payload.mass must be >= 0 (kg), got -2.0' in proc.log()
         for values, reason in [
                 (dict(payload__mass=-1.0), 'payload.mass must be >= 0'),
                 (dict(payload__link='tool1'), 'payload.link "tool1" is not a link of planar_2r '

@@ -63,8 +63,8 @@ def stall(arm, mode, gap, tool=0.0, settle=1.0, **values):
     loop = ControlLoop(Log())
     loop.set_observer_ready(True)
     ctrl = configuration.controller(model, v)
-    obs, thresholds, gain = configuration.observer(ctrl, v)
-    loop.use_model(ctrl, obs, thresholds, gain, v, 0.0)
+    obs, observing = configuration.observer(ctrl, v)
+    loop.use_model(ctrl, obs, observing, v, 0.0)
     sim = Simulator(plant, q0=POSES[arm])
     drive = np.zeros(model.n)
     drive[ctrl.cmd] = gravity_torques(model, sim.q)[ctrl.cmd]     # a driver holding the pose

@@ -541,7 +541,8 @@ def test_switching_modes_at_runtime_is_bumpless_and_bad_values_are_refused(tmp_p
         for name, value, why in [
                 ('task.stiffness', [100.0] * 5, 'task.stiffness needs'),
                 ('task.frame', 'tool1', 'did you mean "tool0"'),
-                ('task.max_error', [0.0, 0.1], 'task.max_error needs 2 values > 0'),
+                ('task.max_error', [0.0, 0.1],
+                 'task.max_error needs 2 values (one per bound: m, rad), each > 0'),
                 ('task.damping_ratio', [float('nan')], 'task.damping_ratio'),
                 ('nullspace.projector', 'orthogonal', 'nullspace.projector must be one of'),
                 ('task.max_torque_rate', [0.0], 'task.max_torque_rate must be > 0'),

@@ -24,7 +24,7 @@ last point).
 import numpy as np
 import pytest
 
-from test_control_loop import JOINTS, Log, make, feed, clock_at
+from test_control_loop import JOINTS, Log, make, feed, clock_at, observing
 from robot_dynamics_ros.control import Controller
 from robot_dynamics_ros.control.shaping import BUMPLESS
 from robot_dynamics_ros.control.trajectory_goal import (
@@ -250,7 +250,7 @@ def test_topic_trajectories_collisions_modes_and_stale_states_end_a_goal(arm):
     loop = loop_at(arm)
     goal = follow(loop, Request(JOINTS, [point(2.0, [0.5, 0.0])]))
     ctrl = Controller(arm, mode='feedforward')
-    loop.use_parameters(ctrl, None, np.zeros(2), np.ones(2), loop.values, '~/target_pose')
+    loop.use_parameters(ctrl, None, observing(2), loop.values, '~/target_pose')
     assert goal.outcome[:2] == (ABORTED, INVALID_GOAL) and 'from computed_torque to ' \
         'feedforward' in goal.outcome[2]
     assert loop.ctrl.ref.trajectory is None

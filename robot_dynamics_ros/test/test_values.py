@@ -20,6 +20,7 @@ their bounds and what was given; then that the controller's, the limits', the ob
 task law's and the simulator's settings all refuse alike through it; the rules of the
 parameters of one number or one word (``OneOf``, ``Number``), which configuration.problem checks.
 """
+import dataclasses
 import math
 
 import numpy as np
@@ -30,7 +31,7 @@ from robot_dynamics_ros.control import Controller
 from robot_dynamics_ros.control import configuration
 from robot_dynamics_ros.control.configuration import observer
 from robot_dynamics_ros.dynamics import RobotModel
-from robot_dynamics_ros.dynamics.values import Number, OneOf, per_joint
+from robot_dynamics_ros.dynamics.values import Each, Number, OneOf, per_joint
 from robot_dynamics_ros.simulation import Simulator
 from robot_dynamics_ros.simulation.sensors import Sensors
 
@@ -65,6 +66,33 @@ def test_what_cannot_be_is_refused_saying_what_is_needed_and_what_came(values, k
     with pytest.raises(ValueError) as e:
         per_joint(values, 3, 'kp', **kwargs)
     assert says in str(e.value)
+
+
+@pytest.mark.parametrize('rule, size, good, bad', [
+    (Each(0.0, of='commanded joint'), 3, [1.0], [1.0, -1.0, 2.0]),
+    (Each(0.0, strict=True, inf=True), 3, [np.inf, 1.0, 2.0], [0.0]),
+    (Each(one=False, size=2, of='bound: m, rad'), 0, [-1.0, 2.0], [1.0]),
+    (Each(0.0, size=6, of='axis', note='(> 0 on the force axes)'), 0, [0.0], [np.nan]),
+])
+def test_a_per_joint_rule_checks_what_its_text_says(rule, size, good, bad):
+    assert rule.check('x', good, size).shape == (rule.size or size,)
+    with pytest.raises(ValueError) as e:
+        rule.check('x', bad, size)
+    # the refusal says the count and the bounds the text shows
+    count = rule.text.split(',')[0].split(' (')[0].replace('one or ', 'one value or ')
+    bounds = rule.text.split(', ')[-1].split(' (')[0] if 'each' in rule.text else ''
+    assert str(e.value).startswith('x needs ') and bounds in str(e.value), (e.value, rule.text)
+    assert count.split(' ')[-1] in str(e.value), (e.value, count)
+
+
+def test_every_numeric_parameter_of_the_controller_has_its_rule_shown():
+    """A number or a list of numbers without a rule shown: only those whose form is their own."""
+    from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
+    own = {'payload.com', 'payload.inertia', 'task.force_axes', 'limits.workspace',
+           'task.max_torque_rate'}          # the deprecated name's check: configuration
+    missing = {name for name, (kind, *_) in PARAMETERS.items()
+               if kind in (float, 'float[]') and configuration.rule(name) is None}
+    assert missing == own
 
 
 def test_infinity_is_taken_only_where_it_means_no_limit():
@@ -108,7 +136,8 @@ def test_every_layers_settings_refuse_alike_through_the_one_checker(ur5, make, s
 
 
 def test_the_observers_gains_and_thresholds_go_through_it(ur5):
-    values = {'observer.gain': [0.0], 'collision.thresholds': [0.0], 'effort_gain': [1.0]}
+    values = {'observer.enabled': True, 'observer.gain': [0.0], 'collision.thresholds': [0.0],
+              'effort_gain': [1.0], 'state_timeout': 0.1}
     with pytest.raises(ValueError, match=r'observer.gain needs one value or one per joint '
                                          r'\(6\), each finite > 0, got \[0.0\]'):
         observer(Controller(ur5), values)
@@ -116,6 +145,24 @@ def test_the_observers_gains_and_thresholds_go_through_it(ur5):
     with pytest.raises(ValueError, match=r'collision.thresholds needs one value or one per joint '
                                          r'\(6\), each finite >= 0, got \[1.0, -1.0\]'):
         observer(Controller(ur5), values)
+
+
+def test_the_observers_settings_are_frozen_and_a_kept_observer_takes_the_new_interval(ur5):
+    values = {'observer.enabled': True, 'observer.gain': [50.0], 'collision.thresholds': [2.0],
+              'effort_gain': [1.0], 'state_timeout': 0.1}
+    ctrl = Controller(ur5)
+    running, s = observer(ctrl, values)
+    assert s.thresholds.tolist() == [2.0] * 6 and s.max_interval == 0.1
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        s.thresholds = np.zeros(6)
+    with pytest.raises(ValueError, match='read-only'):
+        s.effort_gain[0] = 2.0
+    kept, s2 = observer(ctrl, dict(values, state_timeout=0.3), running)
+    assert kept is running and running.max_interval == 0.3 and s2.max_interval == 0.3
+    other, _ = observer(ctrl, dict(values, **{'observer.gain': [20.0]}), running)
+    assert other is not running and other.gain.tolist() == [20.0] * 6
+    off, s3 = observer(ctrl, dict(values, **{'observer.enabled': False}), running)
+    assert off is None and not s3.enabled and s3.thresholds.tolist() == [2.0] * 6
 
 
 # ---- the rules of the parameters of one number or one word ----------------------------------

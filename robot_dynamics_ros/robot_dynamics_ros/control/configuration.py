@@ -22,11 +22,13 @@ functions raise ValueError or return the reason a set of values is refused.
 """
 import numpy as np
 
-from .controller import MODES, TIMEOUT_BEHAVIOURS, Controller, default_joints
-from .force import check as check_force
-from .limits import RULES as LIMIT_RULES, check as check_limits
-from ..dynamics.values import Number, OneOf, per_joint
-from .observer import REACTIONS, MomentumObserver
+from .controller import MODES, RULES as CONTROLLER_RULES, TIMEOUT_BEHAVIOURS, Controller, \
+    default_joints
+from .force import RULES as FORCE_RULES, check as check_force
+from .limits import MAX_TORQUE_RATE, RULES as LIMIT_RULES, check as check_limits
+from ..dynamics.values import Number, OneOf
+from .observer import REACTIONS, RULES as OBSERVER_RULES, MomentumObserver, \
+    check as check_observer
 from .task_space import PROJECTORS
 
 TORQUE_SOURCES = ('auto', 'measured', 'commanded')
@@ -34,9 +36,9 @@ SCALINGS = ('off', 'reject', 'scale')
 
 
 # what each parameter of one number or one word must be: checked by ``problem``, shown by the
-# node's parameter descriptors (``ros2 param describe``); the per-joint values are checked
-# where the model is known (``per_joint``), the settings of the limits, force and task modes by
-# their own checks below
+# node's parameter descriptors (``ros2 param describe``), --help and the reference. The rules of
+# the controller's, observer's, force and limits parameters (per-joint ones among them) live
+# where they are checked once the model is known (their modules' RULES); ``rule`` finds any
 RULES = {
     'mode': OneOf(MODES),
     'on_timeout': OneOf(TIMEOUT_BEHAVIOURS),
@@ -57,9 +59,13 @@ JOINT_CONSTRAINT = Number(0.0, inf=False, note='(0: not checked)')
 
 
 def rule(name):
-    """Return the rule of parameter ``name`` (None: none of one number or word)."""
-    if name.startswith('limits.'):
-        return LIMIT_RULES.get(name[len('limits.'):])       # (checked by limits.check)
+    """Return the rule of parameter ``name`` (None: it has none: a word, a list of names ...)."""
+    if name.startswith('limits.'):                          # (checked by limits.check)
+        key = name[len('limits.'):]
+        return MAX_TORQUE_RATE if key == 'max_torque_rate' else LIMIT_RULES.get(key)
+    for rules in (CONTROLLER_RULES, OBSERVER_RULES, FORCE_RULES):   # checked where taken
+        if name in rules:
+            return rules[name]
     return _own_rule(name)
 
 
@@ -183,21 +189,18 @@ def controller(model, v):
 
 def observer(ctrl, v, old=None):
     """
-    Return (observer or None, collision thresholds, effort gains) for ``ctrl``'s model.
+    Return (observer or None, its ObserverSettings) for ``ctrl``'s model and values ``v``.
 
-    ``old``: the running observer, kept (with its state) when the model and gains are the same.
-    ValueError when the values do not fit the model.
+    ``old``: the running observer, kept (with its state) when the model and gains are the same;
+    its gap interval (``state_timeout``) is the new one's. ValueError when the values do not fit
+    the model.
     """
-    n = ctrl.model.n
-    gain = per_joint(v['observer.gain'], n, 'observer.gain', low=0.0, strict=True)
-    thresholds = per_joint(v['collision.thresholds'], n, 'collision.thresholds', low=0.0)
-    effort_gain = per_joint(v['effort_gain'], n, 'effort_gain', low=0.0, strict=True)
-    if not v['observer.enabled']:
-        return None, thresholds, effort_gain
-    if old is not None and np.array_equal(old.model._model, ctrl.model._model) and \
-            np.array_equal(old.gain, gain):
-        old.max_interval = v['state_timeout']
-        return old, thresholds, effort_gain     # the same model and gains: keep its state
+    s = check_observer(ctrl.model.n, v['observer.enabled'], v['observer.gain'],
+                       v['collision.thresholds'], v['effort_gain'], v['state_timeout'])
+    if not s.enabled:
+        return None, s
+    if old is not None and old.runs(ctrl.model, s):
+        old.max_interval = s.max_interval
+        return old, s                           # the same model and gains: keep its state
     # across a gap longer than state_timeout (the torques changed unseen) r is held
-    return (MomentumObserver(ctrl.model, gain, max_interval=v['state_timeout']), thresholds,
-            effort_gain)
+    return MomentumObserver(ctrl.model, s.gain, max_interval=s.max_interval), s

@@ -40,7 +40,7 @@ import math
 import numpy as np
 
 from ..dynamics import bias_torques, frame_jacobian, frame_placement, gravity_torques, rnea
-from ..dynamics.values import per_joint, read_only, same_settings
+from ..dynamics.values import Each, Number, per_joint, read_only, same_settings
 from .feasibility import check as check_trajectory
 from .force import ForceLoop, SensorInput, at_frame, check as check_force
 from .joint_state import JointStateStore
@@ -63,6 +63,25 @@ TASK_DEFAULTS = dict(frame='', stiffness=(1000.0, 1000.0, 1000.0, 50.0, 50.0, 50
                      nullspace_stiffness=(10.0,), nullspace_damping_ratio=(1.0,), posture=(),
                      projector='dynamic')
 TIMEOUT_BEHAVIOURS = ('zero', 'gravity')
+# what the controller's parameters must be (by the node's names): checked here, shown by the
+# node's descriptors, --help and the reference (configuration.rule)
+RULES = {
+    'kp': Each(0.0, of='commanded joint'), 'kd': Each(0.0, of='commanded joint'),
+    'armature': Each(0.0, of='model joint', note='(empty: none)'),
+    'damping': Each(0.0, of='model joint', note="(empty: the URDF's)"),
+    'friction': Each(0.0, of='model joint', note="(empty: the URDF's)"),
+    'torque_offset': Each(of='model joint', note='(empty: none)'),
+    'friction_compensation': Number(0.0, high=1.0),
+    'friction_velocity_epsilon': Number(0.0, strict=True),
+    'payload.mass': Number(0.0, note='(kg)'),
+    'task.stiffness': Each(0.0, one=False, size=6, of='axis: N/m x3, N m/rad x3'),
+    'task.damping_ratio': Each(0.0, size=6, of='axis'),
+    'task.min_damping': Each(0.0, size=6, of='axis'),
+    'task.max_error': Each(0.0, strict=True, inf=True, one=False, size=2, of='bound: m, rad'),
+    'nullspace.stiffness': Each(0.0, of='commanded joint'),
+    'nullspace.damping_ratio': Each(0.0, of='commanded joint'),
+    'nullspace.posture': Each(of='commanded joint', note='(empty: where a task mode starts)'),
+}
 
 
 @dataclass(frozen=True)
@@ -128,7 +147,7 @@ class JointGains:
         gains = []
         for name, given in (('kp', kp), ('kd', kd)):
             full = np.zeros(n)
-            full[cmd] = per_joint(given, len(cmd), name, low=0.0, of='commanded joint')
+            full[cmd] = RULES[name].check(name, given, len(cmd))
             gains.append(full)
         return cls(*gains)
 
@@ -245,8 +264,7 @@ def payload_model(model, payload):
     """
     payload = payload or {}
     link, mass = payload.get('link', ''), payload.get('mass', 0.0)
-    if not mass >= 0:
-        raise ValueError(f'payload.mass must be >= 0 kg, got {mass}')
+    RULES['payload.mass'].check('payload.mass', mass)
     if link and link not in model.link_names:
         raise ValueError(f'payload.link "{link}" is not a link of {model.name}'
                          + _suggest(link, model.link_names))
@@ -273,7 +291,7 @@ class Controller:
                  limits=None, force=None):
         # the rotor inertias (armature) are part of the arm: with the payload on top
         self.base_model = model if armature is None or len(armature) == 0 else \
-            model.with_armature(armature)
+            model.with_armature(RULES['armature'].check('armature', armature, model.n))
         model = self.base_model
         joints = tuple(joints) or default_joints(model)[0]
         unknown = [j for j in joints if j not in model.joint_names]
@@ -335,22 +353,13 @@ class Controller:
                              + _suggest(frame, m.frames))
         if m.frame(frame)[0] < 0 or not any(i in self.cmd for i in _ancestors(m, frame)):
             raise ValueError(f'task.frame "{frame}" is not moved by any commanded joint')
-        stiffness = per_joint(t['stiffness'], 6, 'task.stiffness', low=0.0, one=False,
-                              of='axis: N/m x3, N m/rad x3')
-        damping_ratio = per_joint(t['damping_ratio'], 6, 'task.damping_ratio', low=0.0,
-                                  of='axis')
-        min_damping = per_joint(t['min_damping'], 6, 'task.min_damping', low=0.0, of='axis')
-        max_error = per_joint(t['max_error'], 2, 'task.max_error', low=0.0, inf=True,
-                              of='bound (m, rad)')
-        if len(t['max_error']) != 2 or np.any(max_error <= 0):
-            raise ValueError(f'task.max_error needs 2 values > 0 (m, rad), got '
-                             f'{list(t["max_error"])}')
-        kn = per_joint(t['nullspace_stiffness'], k, 'nullspace.stiffness', low=0.0,
-                       of='commanded joint')
-        zn = per_joint(t['nullspace_damping_ratio'], k, 'nullspace.damping_ratio', low=0.0,
-                       of='commanded joint')
+        stiffness, damping_ratio, min_damping, max_error = (
+            RULES[f'task.{key}'].check(f'task.{key}', t[key])
+            for key in ('stiffness', 'damping_ratio', 'min_damping', 'max_error'))
+        kn, zn = (RULES[f'nullspace.{key}'].check(f'nullspace.{key}', t[f'nullspace_{key}'], k)
+                  for key in ('stiffness', 'damping_ratio'))
         posture = None if len(t['posture']) == 0 else \
-            per_joint(t['posture'], k, 'nullspace.posture', of='commanded joint')
+            RULES['nullspace.posture'].check('nullspace.posture', t['posture'], k)
         if t['projector'] not in PROJECTORS:
             raise ValueError(f'nullspace.projector must be one of {PROJECTORS}, got '
                              f'"{t["projector"]}"')
@@ -701,9 +710,7 @@ class Controller:
 
     def set_friction_share(self, scale):
         """Compensate a share ``scale`` (0..1) of the friction set by the last call below."""
-        if not 0.0 <= scale <= 1.0:
-            raise ValueError(f'friction_compensation must be in [0, 1], got {scale}')
-        self.friction_scale = float(scale)
+        self.friction_scale = RULES['friction_compensation'].check('friction_compensation', scale)
 
     def expect_unknown_load(self, unknown):
         """
@@ -724,15 +731,13 @@ class Controller:
         ``robot-dynamics identify`` fits. The observer takes all of it (``model_friction``).
         """
         self.set_friction_share(scale)
-        if not epsilon > 0:
-            raise ValueError(f'friction_velocity_epsilon must be > 0, got {epsilon}')
+        epsilon = RULES['friction_velocity_epsilon'].check('friction_velocity_epsilon', epsilon)
         m = self.base_model
-        values = [per_joint(urdf if given is None or len(given) == 0 else given, m.n, name,
-                            low=low, of='model joint')
-                  for name, given, urdf, low in (('damping', damping, m.damping, 0.0),
-                                                 ('friction', friction, m.friction, 0.0),
-                                                 ('torque_offset', offset, m.torque_offset,
-                                                  None))]
+        values = [RULES[name].check(name, urdf if given is None or len(given) == 0 else given,
+                                    m.n)
+                  for name, given, urdf in (('damping', damping, m.damping),
+                                            ('friction', friction, m.friction),
+                                            ('torque_offset', offset, m.torque_offset))]
         self.friction = FrictionSettings(*values, float(epsilon))
         self._friction_tmp = np.empty(m.n)
         self._at_rest = np.zeros(m.n)

@@ -54,7 +54,7 @@ import math
 
 import numpy as np
 
-from ..dynamics.values import read_only
+from ..dynamics.values import Each, Number, OneOf, read_only
 
 FORCE_DEFAULTS = {
     'axes': [0, 0, 0, 0, 0, 0],
@@ -67,6 +67,16 @@ FORCE_DEFAULTS = {
     'timeout': 0.1,
 }
 SOURCES = ('sensor', 'observer')
+# what the force parameters must be (by the node's names): checked by ``check``, shown by the
+# node's descriptors, --help and the reference
+RULES = {
+    'force.source': OneOf(SOURCES),
+    'force.gain': Each(0.0, size=6, of='axis'),
+    'force.integral_gain': Each(0.0, size=6, of='axis'),
+    'force.damping': Each(0.0, size=6, of='axis', note='(> 0 on the force axes)'),
+    'force.max_speed': Each(0.0, strict=True, one=False, size=2, of='bound: m/s, rad/s'),
+    'force.timeout': Number(0.0, strict=True, note='(s)'),
+}
 IN_CONTACT, LOST = 0.5, 0.1     # of the target force: contact made, then lost
 LOST_TIME = 0.1                 # s under LOST: a bounce on impact is no lost contact
 REARM_PAUSE = 0.5               # s without a target wrench before one re-arms the force axes
@@ -105,27 +115,14 @@ def check(settings):
     if axes.shape != (6,) or not np.all((axes == 0) | (axes == 1)):
         raise ValueError(f'task.force_axes needs six 0/1 values (x, y, z, rx, ry, rz of the root '
                          f'frame), got {list(s["axes"])}')
-    if s['source'] not in SOURCES:
-        raise ValueError(f'force.source must be one of {SOURCES}, got "{s["source"]}"')
+    RULES['force.source'].check('force.source', s['source'])
     out = dict(s, axes=axes.astype(bool))
-    for name in ('gain', 'integral_gain', 'damping'):
-        v = np.asarray(s[name], dtype=float).ravel()
-        if v.size == 1:
-            v = np.full(6, v[0])
-        if v.shape != (6,) or not np.all(np.isfinite(v)) or np.any(v < 0):
-            raise ValueError(f'force.{name} needs one value or six, each finite >= 0, got '
-                             f'{list(s[name])}')
-        out[name] = v
+    for name in ('gain', 'integral_gain', 'damping', 'max_speed', 'timeout'):
+        out[name] = RULES[f'force.{name}'].check(f'force.{name}', s[name])
     if np.any(out['damping'][out['axes']] <= 0):
         raise ValueError(f'force.damping must be > 0 on the force axes (the velocity servo '
                          f'along them), got {out["damping"].tolist()}')
-    speed = np.asarray(s['max_speed'], dtype=float).ravel()
-    if speed.shape != (2,) or not np.all(np.isfinite(speed)) or np.any(speed <= 0):
-        raise ValueError(f'force.max_speed needs 2 values > 0 (m/s, rad/s), got '
-                         f'{list(s["max_speed"])}')
-    out['max_speed'] = np.repeat(speed, 3)
-    if not (isinstance(s['timeout'], (int, float)) and s['timeout'] > 0):
-        raise ValueError(f'force.timeout must be > 0 s, got {s["timeout"]}')
+    out['max_speed'] = np.repeat(out['max_speed'], 3)
     return ForceSettings(**out)
 
 

@@ -81,7 +81,7 @@ import numpy as np
 
 from ..dynamics import frame_jacobian, frame_placement
 from ..dynamics.kernels import entry_point, HandC_H, ID, split_data
-from ..dynamics.values import Number, per_joint, read_only
+from ..dynamics.values import Each, Number, read_only
 from .memory import Sent
 
 # what limits= takes, with the defaults (the node's parameters limits.*)
@@ -107,6 +107,9 @@ KINDS = ('position', 'velocity', 'workspace', 'tool_speed', 'effort', 'torque_ra
 RULES = {'position_margin': Number(0.0), 'position_gain': Number(0.0, strict=True),
          'velocity_scale': Number(0.0, strict=True, high=1.0),
          'response_time': Number(0.0, strict=True), 'tool_speed': Number(0.0, strict=True)}
+# the per-joint one: checked without a model by ``check`` (each > 0), by the layer per joint
+MAX_TORQUE_RATE = Each(0.0, strict=True, inf=True, of='commanded joint',
+                       note='(N m/s; empty: from the effort limits)')
 FACES = ('x min', 'y min', 'z min', 'x max', 'y max', 'z max')
 
 
@@ -549,8 +552,7 @@ class LimitLayer:
         self.rate = (np.maximum(np.where(np.isfinite(self.effort), RATE_PER_EFFORT * self.effort,
                                          MIN_RATE), MIN_RATE)
                      if len(s.max_torque_rate) == 0 else
-                     per_joint(s.max_torque_rate, k, 'limits.max_torque_rate', low=0.0,
-                               strict=True, inf=True, of='commanded joint'))
+                     MAX_TORQUE_RATE.check('limits.max_torque_rate', s.max_torque_rate, k))
         self.tool_speed = s.tool_speed
         self.lower, self.upper, self.kp = soft_limits(model, self.cmd, self.margin, self.gain)
         self.vmax = model.velocity_limits[self.cmd] * self.scale

@@ -117,7 +117,7 @@ class ControlLoop:
         # the plant's time (s) when it is simulated (use_sim_time), else None: staleness is in it
         # too (JointStateStore.stale)
         self.plant_clock = plant_clock
-        self.ctrl = self.observer = self.thresholds = self.effort_gain = None
+        self.ctrl = self.observer = self.observing = None    # observing: its ObserverSettings
         self.values = {}
         self.observer_ready = False       # the observer's kernel is loaded (see the node)
         self.watched = False              # any collision threshold > 0
@@ -151,9 +151,11 @@ class ControlLoop:
         self._defaults_noted = False
 
     # ---- configuration -----------------------------------------------------------------------
-    def use_model(self, ctrl, observer, thresholds, effort_gain, values, now):
+    def use_model(self, ctrl, observer, observing, values, now):
         """
         Run ``ctrl`` (a new robot description): state and motion carried over, bumpless.
+
+        ``observer`` (None: off) runs with ``observing``, its ObserverSettings.
 
         The arm is where it is, and what it was doing goes on where the new model has its
         joints; the efforts move from the old model's to the new one's over BUMPLESS seconds.
@@ -178,7 +180,7 @@ class ControlLoop:
             goal.trajectory = ctrl.ref.trajectory   # the same motion, the new model's indices
         self.ctrl, self.values = ctrl, values
         self.box_checked = False
-        self._set_observer(observer, thresholds, effort_gain)
+        self._set_observer(observer, observing)
         self.collided = self.armed = False
         self.efforts, self.effort_seen = np.zeros(n), np.zeros(n, dtype=bool)
         self.efforts_seen = False         # an effort seen for every joint (a cache)
@@ -193,7 +195,7 @@ class ControlLoop:
         self._defaults_noted = False
         self.commands = self.estimates = 0         # torques_every counts anew per controller
 
-    def use_parameters(self, ctrl, observer, thresholds, effort_gain, values, target_topic):
+    def use_parameters(self, ctrl, observer, observing, values, target_topic):
         """
         Run ``ctrl`` (new parameters, the same model): state, reaction and motion carried over.
 
@@ -213,7 +215,7 @@ class ControlLoop:
         if self.goal is not None and old is not None and ctrl.mode != old.mode:
             self._end_goal(ABORTED, INVALID_GOAL, f'the mode changed from {old.mode} to '
                                                   f'{ctrl.mode}', hold=ctrl.mode in JOINT_MODES)
-        self._set_observer(observer, thresholds, effort_gain)
+        self._set_observer(observer, observing)
         if len(self.command) != len(ctrl.joints):
             self.command = np.zeros(len(ctrl.joints))
         self.commands = self.estimates = 0         # torques_every counts anew per controller
@@ -230,9 +232,9 @@ class ControlLoop:
         """Start the next command at ``command`` (commanded-joint order) and fade over BUMPLESS."""
         self.shaper.fade_from(command)
 
-    def _set_observer(self, observer, thresholds, effort_gain):
-        self.observer, self.thresholds, self.effort_gain = observer, thresholds, effort_gain
-        self.watched = bool((thresholds > 0).any())
+    def _set_observer(self, observer, observing):
+        self.observer, self.observing = observer, observing
+        self.watched = bool((observing.thresholds > 0).any())
 
     # ---- joint states ------------------------------------------------------------------------
     def joint_states(self, names, positions, velocities, efforts, stamp, now, clock):
@@ -314,7 +316,7 @@ class ControlLoop:
         # modelled (identified: what an effort reads beyond the rigid-body torques)
         tau, friction = self._observed_tau
         if source == 'measured' or (source == 'auto' and measured):
-            np.multiply(self.efforts, self.effort_gain, out=tau)
+            np.multiply(self.efforts, self.observing.effort_gain, out=tau)
         else:
             tau[:] = self.motor
         tau -= ctrl.model_friction(ctrl.qd, out=friction)
@@ -339,7 +341,8 @@ class ControlLoop:
         if len(over) and not self.collided:
             self.collided = True
             reaction = v['collision.reaction']
-            reply.collision = (over, r[over].copy(), self.thresholds[over].copy(), reaction)
+            reply.collision = (over, r[over].copy(), self.observing.thresholds[over].copy(),
+                               reaction)
             if reaction != 'none':
                 ctrl.react(reaction, ctrl.q)
                 self._end_goal(ABORTED, PATH_TOLERANCE_VIOLATED, f'collision on '
@@ -347,8 +350,9 @@ class ControlLoop:
                                                                  f'reaction {reaction}',
                                hold=False)
             names = self._names(over)
+            limit = self.observing.thresholds[over].tolist()
             self.log.error(f'collision: external torques {np.round(r[over], 3).tolist()} N m on '
-                           f'{names} over the thresholds {self.thresholds[over].tolist()}; '
+                           f'{names} over the thresholds {limit}; '
                            f'reaction {reaction}' +
                            (' until ~/reset_collision' if reaction != 'none' else ''))
 
@@ -360,7 +364,7 @@ class ControlLoop:
         if not self.observer.settled():
             self.armed = False
             return ()
-        over = over_threshold(r, self.thresholds)
+        over = over_threshold(r, self.observing.thresholds)
         if self.armed:
             return over
         if len(over):

@@ -37,12 +37,14 @@ new sample, as does a sample earlier than the previous one (a clock reset). ``sk
 them. After a start or a reset, r needs 5 / K_O of integrated intervals to settle from zero
 (``settled``; gaps do not count): whatever held the arm before (brakes) shows until then.
 """
+from dataclasses import dataclass
 import math
 
 from numba import njit, types
 import numpy as np
 
 from ..dynamics.kernels import entry_point, momentum as momentum_kernel, split_data
+from ..dynamics.values import Each, read_only
 
 # The observer's state lives in three arrays that its compiled step updates in place:
 R, P0, W0, WB, P, W, GAIN = range(7)    # rows of vec (n each): r; p and w = C^T qd - g of the last
@@ -159,6 +161,11 @@ class MomentumObserver:
     def max_interval(self, seconds):
         self._sc[MAX_INTERVAL] = seconds
 
+    def runs(self, model, settings):
+        """Whether this observer is the one ``settings`` ask of ``model`` (its state then kept)."""
+        return np.array_equal(self.model._model, model._model) and \
+            np.array_equal(self.gain, settings.gain)
+
     @property
     def gap_factor(self):
         """Return the multiple of the recent median interval beyond which a sample is a gap."""
@@ -212,6 +219,42 @@ class MomentumObserver:
 
 
 REACTIONS = ('none', 'hold', 'float')
+# what the observer's parameters must be (by the node's names): checked by ``check``, shown by
+# the node's descriptors, --help and the reference
+RULES = {'observer.gain': Each(0.0, strict=True, note='(1/s)'),
+         'collision.thresholds': Each(0.0, note='(N m; 0: not watched)'),
+         'effort_gain': Each(0.0, strict=True)}
+
+
+@dataclass(frozen=True)
+class ObserverSettings:
+    """
+    What the observer and collision detection run with, checked once (``check``), never changed.
+
+    ``gain``: K_O per joint (1/s); ``thresholds``: the collision threshold per joint (N m, 0:
+    not watched); ``effort_gain``: torque per unit of a joint_states effort, per joint;
+    ``max_interval``: an interval between samples longer than this is a gap (s); ``enabled``:
+    whether an observer runs at all (the thresholds and gains are checked either way).
+    """
+
+    enabled: bool
+    gain: np.ndarray
+    thresholds: np.ndarray
+    effort_gain: np.ndarray
+    max_interval: float
+
+    def __post_init__(self):
+        read_only(self)
+
+
+def check(n, enabled, gain, thresholds, effort_gain, max_interval):
+    """Return the ObserverSettings for an arm of ``n`` joints; ValueError naming the value."""
+    return ObserverSettings(
+        enabled=bool(enabled),
+        gain=RULES['observer.gain'].check('observer.gain', gain, n),
+        thresholds=RULES['collision.thresholds'].check('collision.thresholds', thresholds, n),
+        effort_gain=RULES['effort_gain'].check('effort_gain', effort_gain, n),
+        max_interval=float(max_interval))
 
 
 def over_threshold(r, thresholds):

@@ -22,11 +22,13 @@ other); its ValueError names the parameter, what it needs and what it got, the t
 log and answer a parameter set with.
 
 Settings checked once are frozen dataclasses whose arrays ``read_only`` makes read-only (the
-controller's gains, task and friction settings, the force axes' and the limits layer's).
+controller's gains, task and friction settings, the force axes', the limits layer's and the
+observer's).
 
-A parameter of one number or one word has a rule (``OneOf``, ``Number``): what it must be, as
-a check whose ValueError names the parameter and as a text (``text``) the node's parameter
-descriptors show (``ros2 param describe``: "Additional constraints").
+Each numeric parameter has a rule (``OneOf``, ``Number``; ``Each`` for per-joint values): what
+it must be, as a check whose ValueError names the parameter and as a text (``text``) the node's
+parameter descriptors show (``ros2 param describe``: "Additional constraints"), its ``--help``
+and the reference tables.
 """
 from dataclasses import dataclass
 import math
@@ -140,3 +142,33 @@ class Number:
         if not ok:
             raise ValueError(f'{name} must be {self.text}, got {value}')
         return x
+
+
+@dataclass(frozen=True)
+class Each:
+    """
+    Numbers, one per joint (or per ``of``: "commanded joint", "axis" ...), as ``per_joint``.
+
+    One value is every one's (``one``); ``size``: how many there are (0: as many as the arm
+    has joints, told at the check); each >= ``low`` (> when ``strict``), finite unless ``inf``;
+    ``note``: what the text adds, as "(empty: ...)".
+    """
+
+    low: float = None
+    strict: bool = False
+    inf: bool = False
+    of: str = 'joint'
+    one: bool = True
+    size: int = 0
+    note: str = ''
+
+    @property
+    def text(self):
+        count = f'{self.size} (one per {self.of})' if self.size else f'one per {self.of}'
+        return ('one or ' if self.one else '') + count + _each(self.low, self.strict, self.inf) \
+            + (f' {self.note}' if self.note else '')
+
+    def check(self, name, values, n=0):
+        """Return ``values`` as a new array (``size`` or ``n``); ValueError naming ``name``."""
+        return per_joint(values, self.size or n, name, low=self.low, strict=self.strict,
+                         inf=self.inf, of=self.of, one=self.one)

@@ -199,7 +199,7 @@ class FeedforwardNode(Node):
 
     # ---- configuration -----------------------------------------------------------------------
     def _build(self, model, v, old=None):
-        """Return (controller, observer, thresholds, effort gains) for ``v`` (ValueError)."""
+        """Return (controller, observer, its ObserverSettings) for ``v`` (ValueError)."""
         ctrl = configuration.controller(model, v)
         for line in configuration.deprecations(v):
             self.throttle.once(('deprecated', line), line)
@@ -251,13 +251,13 @@ class FeedforwardNode(Node):
                                  Parameter('payload.mass', value=0.0)])
             self._declaring = False
         try:
-            ctrl, observer, thresholds, effort_gain = self._build(model, values)
+            ctrl, observer, observing = self._build(model, values)
         except ValueError as e:
             log.error(f'robot_description from {source} does not fit the parameters: {e}; '
                       + ('keeping the previous model' if self.ctrl else 'still no model'))
             return
         self.values = values
-        self.loop.use_model(ctrl, observer, thresholds, effort_gain, values, time.monotonic())
+        self.loop.use_model(ctrl, observer, observing, values, time.monotonic())
         self.model = model
         self.out = Outputs(ctrl)
         why = ('the joints parameter' if self.values['joints']
@@ -305,7 +305,7 @@ class FeedforwardNode(Node):
                 problem = f'robot_description does not parse: {e}'
         if problem is None and model is not None:
             try:
-                ctrl, observer, thresholds, effort_gain = self._build(model, v, self.observer)
+                ctrl, observer, observing = self._build(model, v, self.observer)
                 problem = self.loop.limits_refusal(ctrl)
             except ValueError as e:
                 problem = str(e)
@@ -315,7 +315,7 @@ class FeedforwardNode(Node):
         if model is not None:
             entering = ctrl.mode in TASK_MODES and (self.ctrl is None
                                                     or self.ctrl.mode != ctrl.mode)
-            self.loop.use_parameters(ctrl, observer, thresholds, effort_gain, v,
+            self.loop.use_parameters(ctrl, observer, observing, v,
                                      self.resolve_topic_name('~/target_pose'))
             if entering:
                 compile_kernels(['task_command'])
