@@ -125,6 +125,11 @@ class FrictionSettings:
     def __post_init__(self):
         read_only(self)
 
+    @property
+    def none(self):
+        """Whether the model has no friction nor offset at all (every term zero)."""
+        return not (self.b.any() or self.fc.any() or self.fo.any())
+
 
 @dataclass(frozen=True)
 class JointGains:
@@ -739,6 +744,7 @@ class Controller:
                                             ('friction', friction, m.friction),
                                             ('torque_offset', offset, m.torque_offset))]
         self.friction = FrictionSettings(*values, float(epsilon))
+        self._frictionless = self.friction.none
         self._friction_tmp = np.empty(m.n)
         self._at_rest = np.zeros(m.n)
 
@@ -801,6 +807,9 @@ class Controller:
         """
         if out is None:
             out = np.empty(self.base_model.n)
+        if self._frictionless:          # (a URDF without <dynamics>: 6 numpy calls saved)
+            out[:] = 0.0
+            return out
         tmp, f = self._friction_tmp, self.friction
         np.divide(qd, f.epsilon, out=tmp)
         np.tanh(tmp, out=tmp)

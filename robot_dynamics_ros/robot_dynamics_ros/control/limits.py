@@ -432,23 +432,28 @@ def joint_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P
 
 
 @entry_point(types.void(_F1, _F1, _F1, _F1, _F2, _F1, _F1, _I1, _F2, _F2, _F2, _F2, _F1, _F1,
-                        _F1, _F1))
-def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U, mode, low,
-                high, out):
+                        _F1, _F1, _F1, _F1, _F1))
+def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U, mode, effort,
+                rate, last, low, high, out):
     """
     Compute the model terms of LimitLayer.apply in one call (~25 us of numpy calls before).
 
     M(q) (``M``, n x n) by the CRBA; h = c(q, qd) + g(q) (``V[0]``), less g(q) where
     ``flags[0]`` (the hardware compensates gravity: ``V[1]`` has it), plus ``friction`` where
     ``flags[1]``; then of the commanded joints ``cmd``: (M)_cc (``Mcc``), and as ``U``'s rows
-    h_c, diag((M)_cc), qd_c and q_c; and ``out`` = ``mode`` clipped to [``low``, ``high``] as
-    np.clip does. The same kernels (and so the same numbers) as crba, bias_torques and
-    gravity_torques; ``zeros`` (n) and ``no_f_ext`` (n x 6) are the model's zero qdd and f_ext.
+    h_c, diag((M)_cc), qd_c and q_c; the output's bounds [``low``, ``high``]: +-``effort``,
+    and where ``flags[4]`` (a last command ``last`` is known) within ``rate`` * ``flags[5]`` (dt)
+    of it, as np.maximum / np.minimum give them; ``out`` = ``mode`` clipped to them as np.clip
+    does, ``flags[2]`` 1 where that changed any (out != mode), ``flags[3]`` the largest |qd_c|
+    (what the loop's rest detection asks; a Python reduction each message otherwise). The same
+    kernels (and so the same numbers) as crba, bias_torques and gravity_torques; ``zeros`` (n)
+    and ``no_f_ext`` (n x 6) are the model's zero qdd and f_ext.
     """
     n, model, ws, _ = split_data(data)
     k = cmd.shape[0]
     if (q.shape[0] != n or qd.shape[0] != n or friction.shape[0] != n or M.shape[0] != n
             or V.shape[1] != n or Mcc.shape[0] != k or U.shape[1] != k or mode.shape[0] != k
+            or effort.shape[0] != k or rate.shape[0] != k or last.shape[0] != k
             or low.shape[0] != k or high.shape[0] != k or out.shape[0] != k):
         raise ValueError('the limits layer got arrays of the wrong size for this model')
     for i in range(n):
@@ -465,6 +470,8 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
     if flags[1] > 0.5:
         for i in range(n):
             h[i] = h[i] + friction[i]
+    held, speed = 0.0, 0.0
+    prior, dt = flags[4] > 0.5, flags[5]
     for a in range(k):
         i = cmd[a]
         for b in range(k):
@@ -473,6 +480,15 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
         U[1, a] = M[i, i]
         U[2, a] = qd[i]
         U[3, a] = q[i]
+        lo, hi = -effort[a], effort[a]
+        if prior:   # np.maximum / np.minimum's rule: NaN wins, else the first unless beyond
+            step = rate[a] * dt
+            y = last[a] - step
+            lo = lo if (lo >= y or math.isnan(lo)) else y
+            y = last[a] + step
+            hi = hi if (hi <= y or math.isnan(hi)) else y
+            hi = hi if (hi >= lo or math.isnan(hi)) else lo   # a last command beyond the limits
+        low[a], high[a] = lo, hi
         # np.clip's float rule: NaN stays NaN, else max(x, low) then min(that, high), each
         # with the first operand kept unless the second is strictly beyond it
         x = mode[a]
@@ -481,6 +497,10 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
         if not math.isnan(x):
             x = x if x < high[a] else high[a]
         out[a] = x
+        if x != mode[a]:
+            held = 1.0
+        speed = max(speed, abs(qd[i]))
+    flags[2], flags[3] = held, speed
 
 
 @dataclass(frozen=True)
@@ -573,13 +593,17 @@ class LimitLayer:
         self._P = np.array([self.T, 0.0])          # joint_bounds' parameters
         self._W = np.empty((2 * k + 5, k))         # its and joints_clear's workspace
         self._bound = np.empty(2 * k, dtype=np.int64)
-        # limit_terms' outputs and flags (hardware gravity, friction given), reused
+        # limit_terms' outputs and flags (hardware gravity, friction given; out of it: the
+        # output clipped, the commanded joints' top speed; a last command known, dt), reused
         n = model.n
         self._M, self._V = np.empty((n, n)), np.empty((2, n))
         self._Mcc, self._U = np.empty((k, k)), np.empty((4, k))
         self._rows = tuple(self._U)                 # h_c, diag(M_cc), qd_c, q_c
         self._r0 = np.zeros(k)                      # no external torques
-        self._flags = np.array([1.0 if self.hardware_compensates_gravity else 0.0, 0.0])
+        self._flags = np.array([1.0 if self.hardware_compensates_gravity else 0.0, 0.0, 0.0,
+                                0.0, 0.0, 0.0])
+        self._low, self._high = np.empty(k), np.empty(k)    # the output's bounds (apply)
+        self.top_speed = 0.0        # the commanded joints' largest |qd| at the last apply
 
     @staticmethod
     def _box(box):
@@ -667,9 +691,13 @@ class LimitLayer:
         # the last command. Everything below is computed from torques inside it, so that what
         # the bounds count on is what goes out (bounds computed from a torque the rate limit
         # then withholds let panda's wrist run away while its elbow braked: measured)
-        low, high = -self.effort, self.effort.copy()
+        # (low, high: within the effort limits, and where a last command is known, within
+        # the rate limit's step of it; a last command beyond lowered effort limits: high >= low)
+        flags = self._flags
         sent = self._sent
         prior = sent.last
+        last = self._r0
+        flags[4] = 0.0 if prior is None else 1.0
         if prior is not None:
             last, then, before = prior
             if now is not None and then is not None and now > then:
@@ -679,20 +707,21 @@ class LimitLayer:
                 dt = min(received - before, MAX_RATE_STEP)     # a state stamped as the last
             else:
                 dt = MAX_RATE_STEP          # a gap, a time jump, or a time of another base
-            step = self.rate * dt
-            low, high = np.maximum(low, last - step), np.minimum(high, last + step)
-            high = np.maximum(high, low)        # a last command beyond lowered effort limits
-        # M, h (friction compensation included), their commanded joints' parts and the output
-        # within [low, high]: one compiled call (limit_terms). Then, unless a frame is watched,
-        # whether any joint is near a bound (joints_clear, compiled): mostly none is, and the
-        # bounds' inverse (numpy's) and corrections are skipped, their answer known
-        flags = self._flags
+            flags[5] = dt
+        # M, h (friction compensation included), their commanded joints' parts, the output's
+        # bounds and the output within them: one compiled call (limit_terms). Then, unless a
+        # frame is watched, whether any joint is near a bound (joints_clear, compiled): mostly
+        # none is, and the bounds' inverse (numpy's) and corrections are skipped, their answer
+        # known
         flags[1] = 0.0 if friction is None else 1.0
         friction = model._zeros if friction is None else np.ascontiguousarray(friction,
                                                                               dtype=float)
         out = np.empty(len(c))
+        low, high = self._low, self._high
         limit_terms(model._data, q, qd, model._zeros, model._no_f_ext, friction, flags, c,
-                    self._M, self._V, self._Mcc, self._U, mode, low, high, out)
+                    self._M, self._V, self._Mcc, self._U, mode, self.effort, self.rate, last,
+                    low, high, out)
+        self.top_speed = flags[3]
         hc, Mii, qdk, xk = self._rows
         r = self._r0 if external is None else np.asarray(external, dtype=float)[c]
         self._P[1] = 1.0 if self.unknown_load else 0.0
@@ -700,10 +729,11 @@ class LimitLayer:
                 self._Mcc, xk, qdk, hc, Mii, r, self.lower, self.upper, self.kp, self.vmax,
                 self.effort, self.rate, self._P, out, self._W):
             out, bound = self._bounds(out, q, r, low, high, active)
+            changed = bool((out != mode).any())
         else:       # no joint near its bound (the usual case): the bounds would change nothing
-            bound = ()
-        held = out != mode
-        if held.any():          # (mostly not: what follows only names what held the output)
+            bound, changed = (), flags[2] > 0.5     # the clip changed the output
+        if changed:             # (mostly not: what follows only names what held the output)
+            held = out != mode
             for j in np.flatnonzero(held & (np.abs(mode) > self.effort)):
                 if j not in bound:
                     active.append((self.names[j], 'effort'))

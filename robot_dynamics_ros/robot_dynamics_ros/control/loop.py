@@ -419,7 +419,7 @@ class ControlLoop:
         if not self.box_checked:
             self._check_box()
         tau, clamped = self.shaper.shape(ctrl, full, at, now, external)
-        if clamped.any():
+        if clamped is not None:
             names = [j for j, c in zip(ctrl.joints, clamped) if c]
             self.log.warning('clamp', f'effort clamped to the limits on {names}')
         self._limits_acted(ctrl.limit_layer, now, reply)
@@ -482,8 +482,7 @@ class ControlLoop:
         ``rest``: [since, last]: the time the commanded joints came under REST_SPEED and of the
         latest command averaged (a first-order mean over REST_TIME); None while moving.
         """
-        ctrl = self.ctrl
-        if np.abs(ctrl.qd[ctrl.cmd]).max(initial=0.0) > REST_SPEED:
+        if self.ctrl.limit_layer.top_speed > REST_SPEED:     # of the commanded joints
             self.rest = None
         elif self.rest is None:
             self.rest = [now, now]

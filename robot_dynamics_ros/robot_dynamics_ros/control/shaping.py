@@ -44,12 +44,17 @@ def clamp(full, cmd, limits):
 
     ``full``: every model joint's torque; ``cmd``: the commanded joints' model indices.
     """
+    tau, clamped, _ = _clamp(full, cmd, limits)
+    return tau, clamped
+
+
+def _clamp(full, cmd, limits):
+    """``clamp``, and whether any joint was clamped."""
     k = len(cmd)
     tau, clamped = np.empty(k), np.empty(k, dtype=bool)
     if full.dtype != np.float64 or not full.flags.c_contiguous:
         full = np.ascontiguousarray(full, dtype=np.float64)
-    task_space.limit_command(full, cmd, limits, tau, clamped)
-    return tau, clamped
+    return tau, clamped, task_space.limit_command(full, cmd, limits, tau, clamped)
 
 
 class CommandShaper:
@@ -64,18 +69,19 @@ class CommandShaper:
 
     def shape(self, ctrl, full, at, now, external=None):
         """
-        Return (the efforts to send, mask of the joints the effort limits clamped).
+        Return (the efforts to send, mask of the joints the effort limits clamped or None when
+        none was).
 
         ``ctrl``: the Controller (its commanded joints, effort limits, limits layer and state);
         ``full``: its law's torque for every model joint; ``at``: the state's time (the rate
         limit's clock); ``now``: monotonic seconds (the fade's; the rate limit's when ``at``
         did not advance); ``external``: estimated external torques (model order) or None.
         """
-        tau, clamped = clamp(full, ctrl.cmd, ctrl.limits)
+        tau, clamped, any_clamped = _clamp(full, ctrl.cmd, ctrl.limits)
         if self.fade is not None:
             tau = self._fade(tau, ctrl.limits, now)
         tau = ctrl.limit_layer.apply(tau, ctrl.q, ctrl.qd, at, external, ctrl.compensated, now)
-        return tau, clamped
+        return tau, (clamped if any_clamped else None)
 
     def timeout(self, ctrl, tau, now):
         """Return the on_timeout efforts ``tau`` within the effort limits, noted as sent."""
