@@ -169,7 +169,7 @@ def test_the_probe_presses_ten_newtons_on_the_table_with_the_sensor_then_the_obs
     (['-p', 'mode:=cartesian_impedance', '-p', 'force.source:=magic'],
      "force.source must be one of ('sensor', 'observer')"),
     (['-p', 'mode:=cartesian_impedance', '-p', 'force.max_speed:=[0.0, 0.5]'],
-     'force.max_speed needs 2 values > 0'),
+     'force.max_speed needs 2 values (one per bound: m/s, rad/s), each finite > 0'),
 ])
 def test_bad_force_settings_stop_the_node_naming_them(tmp_path, args, says):
     proc = NodeProcess('feedforward_node', ['-r', '__ns:=/badforce', *args],

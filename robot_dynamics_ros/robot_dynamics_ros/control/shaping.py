@@ -69,8 +69,7 @@ class CommandShaper:
 
     def shape(self, ctrl, full, at, now, external=None):
         """
-        Return (the efforts to send, mask of the joints the effort limits clamped or None when
-        none was).
+        Return (the efforts to send, mask of the joints the effort limits clamped; None: none).
 
         ``ctrl``: the Controller (its commanded joints, effort limits, limits layer and state);
         ``full``: its law's torque for every model joint; ``at``: the state's time (the rate
