@@ -48,6 +48,10 @@ approach speed, then the table taken away while the target wrench streams at 10 
 ``ros2 topic pub -r 10``): the fastest speed over the limit, how far the probe went down, its
 speed at the end (asked: at rest).
 
+With ``--stalls``, the stall pattern of the payload tests (``benchlib.Delivery``; issue #52):
+the loop stalls now and then as a process on a loaded machine (taking neither joint states nor
+sensor readings), its commands 3 steps late; the arm acts on the last command meanwhile.
+
 Exit status 1 when a figure misses what is asked. Arms: the force control tests use ur5 and
 panda; xarm7 (friction in its URDF, simulated and compensated), ur10 and z1 are ones they do not.
 """
@@ -71,7 +75,9 @@ from robot_dynamics_ros.simulation.geometry import arm_geometry
 from robot_dynamics_ros.simulation.world import World
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from benchlib import Log, erd_urdf, read_urdf  # noqa: E402
+from benchlib import Delivery, Log, erd_urdf, read_urdf  # noqa: E402
+
+STALLED = {'on': False}     # --stalls
 
 MESHES = [os.path.dirname(os.path.dirname(os.path.dirname(erd_urdf('x'))))]  # package:// dirs
 
@@ -163,7 +169,8 @@ class PressRig:
         obs, observing = configuration.observer(ctrl, v)
         self.loop.use_model(ctrl, obs, observing, v, 0.0)
         ctrl.use_sensor(ChildSide(model, self.xml, 'probe'))
-        self.t, self.pending, self.rec = 0.0, None, []
+        self.t, self.rec = 0.0, []
+        self.delivery = Delivery.of(STALLED['on'])     # the commands on their way to the arm
         for _ in range(300):
             self.step()
 
@@ -174,24 +181,28 @@ class PressRig:
     def step(self):
         sim, model = self.sim, self.model
         tau = np.zeros(model.n)
-        if self.pending is not None:
-            tau[self.ctrl.cmd] = self.pending
+        applied = self.delivery.applied()
+        if applied is not None:
+            tau[self.ctrl.cmd] = applied
         qd0 = sim.qd
         q, qd = sim.step(tau)
         self.t += sim.dt
         t = self.t
         qdd = (qd - qd0) / sim.dt
-        self.ctrl.memory.sensor.take(self.sensor.read(q, qd, qdd, sim.contact_wrenches()), t)
-        reply = self.loop.joint_states(model.joint_names, q.tolist(), qd.tolist(), [], t, t,
-                                       lambda: t)
-        self.pending = None if reply is None or reply.command is None else reply.command.copy()
+        if not self.delivery.stalls_now(sim.dt, applied):     # a stalled loop takes nothing
+            self.ctrl.memory.sensor.take(self.sensor.read(q, qd, qdd, sim.contact_wrenches()),
+                                         t)
+            reply = self.loop.joint_states(model.joint_names, q.tolist(), qd.tolist(), [], t, t,
+                                           lambda: t)
+            self.delivery.send(None if reply is None or reply.command is None else
+                               reply.command.copy())
         fz = sum(c['force'][2] for c in sim.contacts() if c['shape'] == 'table')
         v = frame_jacobian(model, q, 'probe')[:3] @ qd
         self.rec.append((t, fz, np.linalg.norm(v), v[2]))
 
     def run(self, seconds, each=None):
         for _ in range(int(round(seconds / self.sim.dt))):
-            if each is not None:
+            if each is not None and not self.delivery.stalled:
                 each(self)
             self.step()
 
@@ -391,7 +402,12 @@ def main(argv=None):
                              'pressing --forces N')
     parser.add_argument('--masses', nargs='+', type=float, default=[0.1, 0.3, 1.0])
     parser.add_argument('--forces', nargs='+', type=float, default=[5.0, 10.0, 20.0])
+    parser.add_argument('--stalls', action='store_true',
+                        help='the loop stalls now and then, its commands late (module doc)')
     args = parser.parse_args(argv)
+    if args.stalls:
+        STALLED['on'] = True
+        print(Delivery.describe())
     failed = []
     if args.force_table:
         force_table(args.arms, args.masses, args.forces, failed)

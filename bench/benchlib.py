@@ -12,7 +12,12 @@
 # See the License for the specific language governing permissions and
 # limitations under the License.
 
-"""What the benchmarks share: example-robot-data's URDFs, panda's joints, stopping a child node."""
+"""
+What the benchmarks share: example-robot-data's URDFs, panda's joints, child nodes, stalls.
+
+``Delivery``: the way in-process closed loops deliver their commands (a delay, stalls).
+"""
+import collections
 import os
 import shutil
 import signal
@@ -31,6 +36,56 @@ PANDA_URDF = 'panda_description/urdf/panda.urdf'
 PANDA = erd_urdf(PANDA_URDF)
 PANDA_JOINTS = ([f'panda_joint{i}' for i in range(1, 8)]
                 + ['panda_finger_joint1', 'panda_finger_joint2'])
+
+
+# the stall pattern of the payload tests (test/payload_rig.py; issue #52): on average every 0.5 s
+# the loop stalls for a third of 0.15 s to 0.15 s, as a process on a loaded machine; each
+# command reaches the arm 3 steps late
+STALLS, STALL_DELAY = (0.5, 0.15), 3
+
+
+class Delivery:
+    """
+    An in-process loop's commands on their way to the arm: ``delay`` steps late, and stalls.
+
+    ``stalls``: None, or (on average every, longest) s: the loop stalls now and then for a third
+    of the longest to the longest; meanwhile the arm acts on the last command that reached it
+    (as a ForwardCommandController keeps it), and the loop takes nothing. Without stalls and
+    with one step of delay: each state's command applied at the next step.
+    """
+
+    def __init__(self, delay=1, stalls=None, seed=0):
+        import numpy as np
+        self.queue = collections.deque([None] * delay)
+        self.stalls, self.rng, self.stalled = stalls, np.random.default_rng(seed), 0
+
+    @classmethod
+    def of(cls, stalled):
+        """Return the pattern of ``--stalls`` (``stalled`` True), or none."""
+        return cls(STALL_DELAY, STALLS) if stalled else cls()
+
+    def applied(self):
+        """Return the command the arm applies this step (None: none yet)."""
+        return self.queue.popleft()
+
+    def stalls_now(self, dt, applied):
+        """Whether the loop is stalled at this step of ``dt`` s (``applied``: this step's)."""
+        if self.stalled > 0:
+            self.stalled -= 1
+            self.queue.append(self.queue[-1] if self.queue else applied)
+            return True
+        if self.stalls and self.rng.random() < dt / self.stalls[0]:
+            self.stalled = int(self.rng.uniform(1 / 3, 1) * self.stalls[1] / dt)
+        return False
+
+    def send(self, command):
+        """Send the loop's command of this step (None: none)."""
+        self.queue.append(command)
+
+    @staticmethod
+    def describe():
+        return (f'stalls: on average every {STALLS[0]} s, {STALLS[1] / 3:.2f}-{STALLS[1]} s '
+                f'each; commands {STALL_DELAY} steps late')
 
 
 def read_urdf(rel):
