@@ -73,7 +73,7 @@ def test_the_pacing_anchors_its_two_clocks_at_one_instant():
     a re-pacing after a lag over 0.1 s then jumped the stamps 83 ms (fresh-clone CI beside a
     busy core), where the test below asks 1 ms or over 0.1 s.
     """
-    from robot_dynamics_ros.nodes.simulator_node import ANCHOR_SPREAD, SimulatorNode
+    from robot_dynamics_ros.nodes.simulator_node import ANCHOR_SPREAD, ANCHOR_TRIES, SimulatorNode
 
     class Clock:
         reads = 0
@@ -91,7 +91,10 @@ def test_the_pacing_anchors_its_two_clocks_at_one_instant():
     ros, sim0 = clock.schedule
     offset = (time.time_ns() - ros) * 1e-9 - (time.perf_counter() - wall)
     assert t == sim0 == 1.5
-    assert clock.reads == 2 and abs(offset) < ANCHOR_SPREAD + 1e-4, (clock.reads, offset)
+    # the stalled read is read again; beside a busy core the second may be preempted too (a
+    # third read: 3 of 1 in a fresh-clone CI of 545ccc9)
+    assert 2 <= clock.reads <= ANCHOR_TRIES and abs(offset) < ANCHOR_SPREAD + 1e-4, (
+        clock.reads, offset)
 
 
 def test_in_real_time_states_are_stamped_a_step_apart(tmp_path):
