@@ -141,11 +141,31 @@ class Rig:
             g.trajectory.points.append(p)
         return g
 
-    def send(self, goal):
-        """Send a goal; return (goal handle, feedback list)."""
-        feedback = []
-        future = self.client.send_goal_async(goal, feedback_callback=feedback.append)
-        assert self.spin(30, future.done), self.logs()
+    def send(self, goal, timeout=30.0, again=5.0):
+        """
+        Send a goal; return (goal handle, feedback list).
+
+        Sent again while unanswered after ``again`` s: the server's acceptance sent before it
+        has matched this client's response reader is lost (rmw: "failed to send response
+        (timeout): client will not receive response"; Kilted CI of 26150fc, panda's first goal:
+        accepted, run and succeeded, its acceptance never came in 30 s). A goal replaces the
+        one running, so the handle returned is the newest answered; each send has its feedback.
+        """
+        sent = []                       # (future, feedback) per send, oldest first
+        deadline = time.monotonic() + timeout
+
+        def done():
+            return any(f.done() for f, _ in sent)
+        while not done() and time.monotonic() < deadline:
+            feedback = []
+            sent.append((self.client.send_goal_async(goal, feedback_callback=feedback.append),
+                         feedback))
+            self.spin(max(0.0, min(again, deadline - time.monotonic())), done)
+        assert done(), f'no answer to {len(sent)} sends of the goal in {timeout} s' + \
+            self.logs()
+        if len(sent) > 1:                   # a later send may be answered a moment later
+            self.spin(1.0, lambda: sent[-1][0].done())
+        future, feedback = next((f, fb) for f, fb in reversed(sent) if f.done())
         handle = future.result()
         assert handle.accepted, 'every goal is accepted, then answered with its result'
         return handle, feedback
