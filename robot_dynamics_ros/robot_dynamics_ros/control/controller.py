@@ -744,7 +744,7 @@ class Controller:
                                             ('friction', friction, m.friction),
                                             ('torque_offset', offset, m.torque_offset))]
         self.friction = FrictionSettings(*values, float(epsilon))
-        self._frictionless = self.friction.none
+        self.frictionless = self.friction.none
         self._friction_tmp = np.empty(m.n)
         self._at_rest = np.zeros(m.n)
 
@@ -807,7 +807,7 @@ class Controller:
         """
         if out is None:
             out = np.empty(self.base_model.n)
-        if self._frictionless:          # (a URDF without <dynamics>: 6 numpy calls saved)
+        if self.frictionless:           # (a URDF without <dynamics>: 6 numpy calls saved)
             out[:] = 0.0
             return out
         tmp, f = self._friction_tmp, self.friction
