@@ -46,18 +46,18 @@ steps (ms) late instead of 1. The figures are of the arm throughout, the stalls 
 rate, of the commands the loop sent, over the time between them.
 
 Exits 1 when a figure is outside what issue #41 asks, else 0, but for those ``NOT_HELD`` names
-(marked ``known``). The simulator applies each URDF's friction; the bounds count none of it
-beyond the command's own compensation. Not held: feedforward moving one joint 1.6 rad in 0.3 s
-runs ur5's and panda's shoulder 11 % and 33 % over v_max (the elbow's reaction asks the
-shoulder's torque to turn faster than the torque rate limit lets it, and the bounds, a
+(marked ``known``). The simulator applies each URDF's friction; the bounds count none of it beyond
+the command's own compensation and the observer's estimate. Not held: feedforward moving one joint
+1.6 rad in 0.3 s runs ur5's and panda's shoulder 11 % and 33 % over v_max (the elbow's reaction
+asks the shoulder's torque to turn faster than the torque rate limit lets it, and the bounds, a
 millisecond ahead, cannot slow the elbow early enough); kinova's hand guiding runs its wrist 8 %
 over v_max and its tool 13 % over the tool speed. Outside the default arms (``--arms xarm7 z1
-so101``), not listed: xarm7 and z1 (1-2 N m of Coulomb friction on light wrists) run their tool
-up to 34 % (xarm7) and 27 % (z1) over the tool speed in the task modes, and a joint 7-13 % over
-v_max when one moves fast: their bounds predict accelerations their joints' friction does not
-let happen (issue #52); so101 (0.5 kg, 3e-3 kg m^2 at its shoulder) reaches v_max within 5 ms of
-a 20 N push, before the observer's estimate of it (20 ms) lets the bounds count it, and its tool
-runs 2.4-6.9 times the tool speed in the task modes.
+so101``), not listed: the joints of xarm7 and z1 (1-2 N m of Coulomb friction on light wrists) hold
+v_max, their tool does not hold the tool speed: z1's 15-24 % over in the task modes and hand
+guiding towards a wall, xarm7's 7 % when the stiffness jumps tenfold (their bounds predict
+accelerations their joints' friction does not let happen; issue #52); so101 (0.5 kg, 3e-3 kg m^2 at
+its shoulder) reaches v_max within 5 ms of a 20 N push, before the observer's estimate of it (20
+ms) lets the bounds count it, and its tool runs 2.4-6.9 times the tool speed in the task modes.
 """
 import argparse
 import os
