@@ -52,9 +52,9 @@ the command's own compensation and the observer's estimate. Not held: feedforwar
 asks the shoulder's torque to turn faster than the torque rate limit lets it, and the bounds, a
 millisecond ahead, cannot slow the elbow early enough); kinova's hand guiding runs its wrist 8 %
 over v_max and its tool 13 % over the tool speed. Outside the default arms (``--arms xarm7 z1
-so101``), not listed: the joints of xarm7 and z1 (1-2 N m of Coulomb friction on light wrists) hold
-v_max, their tool does not hold the tool speed: z1's 15-24 % over in the task modes and hand
-guiding towards a wall, xarm7's 7 % when the stiffness jumps tenfold (their bounds predict
+so101``), not listed: xarm7 and z1 (1-2 N m of Coulomb friction on light wrists): xarm7 a joint
+3 % over v_max at 1.6 v_max and its tool 7-18 % over the tool speed in the task modes, z1's tool
+15-24 % over in the task modes and hand guiding towards a wall (their bounds predict
 accelerations their joints' friction does not let happen; issue #52); so101 (0.5 kg, 3e-3 kg m^2 at
 its shoulder) reaches v_max within 5 ms of a 20 N push, before the observer's estimate of it (20
 ms) lets the bounds count it, and its tool runs 2.4-6.9 times the tool speed in the task modes.

@@ -442,7 +442,10 @@ def test_friction_compensation_more_than_the_arms_is_not_negative_damping(mode):
     xarm7 with its URDF's friction (1 N m Coulomb, 2-10 N m s/rad) compensated in full, none in
     the arm: 1 s held, 1 s with the target moving at 5 cm/s, 1 s held. On the measured velocity
     this diverged in 6 ms (fc / epsilon = 100 N m s/rad against the impedance's damping); on the
-    velocity the target asks it is a feedforward.
+    velocity the target asks it is a feedforward. Held again, the arm comes to rest with the
+    limits silent: the friction the arm lacks, in the observer's estimate, against the friction
+    at each state, kicked the wrist every 11 ms (0.06-0.3 rad/s for as long as it was held, the
+    velocity bound acting; issue 52).
     """
     from types import SimpleNamespace
     from payload_rig import Rig, friction_of
@@ -452,12 +455,17 @@ def test_friction_compensation_more_than_the_arms_is_not_negative_damping(mode):
     rig = Rig(xml, 'link7', q0, none, model_friction=friction_of(RobotModel.from_urdf(xml)),
               mode=mode, friction_compensation=1.0, **{'task.frame': 'link7'})
     start = frame_placement(rig.model, q0, 'link7')[:3, 3]
+    last, limited = 0.0, 0          # the fastest joint and the commands limited, the last 0.3 s
     for k in range(30):                 # 1 s held, 1 s at 5 cm/s along x, 1 s held
         if 10 <= k < 20:
             rig.ctrl.set_task_twist([0.05, 0, 0, 0, 0, 0], rig.sim.t)
         elif k == 20:
             rig.ctrl.set_task_twist(np.zeros(6), rig.sim.t)
-        rig.run(0.1)
+        for _ in range(100):
+            rig.run(0.001)
+            if k >= 27:
+                last = max(last, np.abs(rig.sim.qd).max())
+                limited += bool(rig.ctrl.limit_layer.active)
         assert np.all(np.isfinite(rig.sim.q))
     moved = frame_placement(rig.model, rig.sim.q, 'link7')[:3, 3] - start
     print(f'{mode}: fastest joint {rig.fastest:.3f} rad/s, moved {np.round(moved * 1e3, 1)} mm')
@@ -465,4 +473,4 @@ def test_friction_compensation_more_than_the_arms_is_not_negative_damping(mode):
     # N m at once): the shoulder at 0.54 rad/s where it goes at 0.2 without it; bounded
     assert rig.fastest < 1.0, rig.fastest
     assert abs(moved[0] - 0.05) < 0.01 and np.abs(moved[1:]).max() < 0.01, moved
-    assert np.abs(rig.sim.qd).max() < 0.05, rig.sim.qd
+    assert last < 0.01 and limited == 0, (last, limited, rig.sim.qd)

@@ -303,10 +303,14 @@ class ControlLoop:
         joint at rest shows (xarm7's wrist, the arm's friction simulated), and the wrist, its
         command no longer cut, broke away at 2 rad/s and the estimate was refused: the caller
         passes the estimate as it is then, and where the model has no friction. The friction
-        is the one the estimate was computed against (``_observe``'s).
+        is as the estimate holds it, lagged alike (``MomentumObserver.followed``): less the
+        friction at this state, a wrist holding still within its friction's smoothing velocity
+        (xarm7's joint7 in a task mode, the target held) saw the estimate's steady part against
+        a friction that changed sign with every reversal, and kicked itself to 0.3 rad/s every
+        11 ms.
         """
         ctrl, pushed = self.ctrl, self._pushed
-        np.subtract(external, self._observed_tau[1], out=pushed)
+        np.subtract(external, self.observer.followed, out=pushed)
         if ctrl.compensated is not None:
             # the layer takes the compensation in the command as spent on the friction (z1's
             # gripper: counted as acceleration, it held the joint still); so is it here
@@ -349,7 +353,8 @@ class ControlLoop:
             tau[:] = self.motor
         tau -= ctrl.model_friction(ctrl.qd, out=friction)
         skipped = self.observer.skipped
-        r = self.observer.update(ctrl.q, ctrl.qd, tau, t)
+        r = self.observer.update(ctrl.q, ctrl.qd, tau, t,
+                                 None if ctrl.frictionless else friction)
         if self.observer.skipped > skipped:
             gap = (t - (self.observed or t)) * 1e3
             what = (f'joint_states interval of {gap:.1f} ms, far above the recent ones' if gap > 0

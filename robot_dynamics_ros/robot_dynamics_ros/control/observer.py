@@ -132,6 +132,14 @@ def observer_step(data, q, qd, tau, t, vec, sc, iv):
     sc[HAS_BEFORE] = 1.0
 
 
+@njit(cache=True)
+def _follow(lagged, x, gain, dt):
+    """Set ``lagged`` to a lagged + (1 - a) x, a = exp(-gain dt): the filter of r (update)."""
+    for i in range(lagged.shape[0]):
+        a = math.exp(-gain[i] * dt)
+        lagged[i] = a * lagged[i] + (1.0 - a) * x[i]
+
+
 class MomentumObserver:
     """External joint torques of model (with its payload and armature) from q, qd and tau."""
 
@@ -149,6 +157,7 @@ class MomentumObserver:
         self._vec[GAIN] = g
         self.gain = self._vec[GAIN]
         self.r = self._vec[R]           # updated in place by every sample
+        self.followed = np.zeros(model.n)   # what r makes of update's ``follow`` (see there)
         self.max_interval, self.gap_factor = max_interval, gap_factor
         self._settle_time = 5.0 / g.min()
 
@@ -183,6 +192,7 @@ class MomentumObserver:
     def reset(self):
         """Start again from zero at the next sample."""
         self.r[:] = 0.0
+        self.followed[:] = 0.0
         sc = self._sc
         sc[HAS_LAST] = sc[HAS_BEFORE] = sc[INTEGRATED] = sc[COUNT] = 0.0
 
@@ -195,7 +205,7 @@ class MomentumObserver:
         """
         return self._sc[INTEGRATED] >= self._settle_time
 
-    def update(self, q, qd, tau, t):
+    def update(self, q, qd, tau, t, follow=None):
         """
         Take a sample and return r, the estimate of the external torques (updated in place).
 
@@ -203,9 +213,15 @@ class MomentumObserver:
         sample.
 
         A sample at the time of the previous one changes nothing; one before it starts again
-        from there (r held).
+        from there (r held). ``follow`` (n torques, or None): a torque taken out of ``tau``
+        (the modelled friction), which ``followed`` then lags as r does what it is in, sample
+        for sample: on an arm without that torque r holds it lagged, and ``r - followed`` is
+        then the rest (what r alone, against the torque at this sample, is not near a
+        reversal of a Coulomb friction's sign).
         """
-        args = (self._vec, self._sc, self._iv)
+        sc = self._sc
+        before = sc[INTEGRATED]
+        args = (self._vec, sc, self._iv)
         try:
             observer_step(self.model._data, q, qd, tau, t, *args)
         except (TypeError, ValueError):     # not float64 arrays of n (the fast path): convert
@@ -215,6 +231,8 @@ class MomentumObserver:
                 raise ValueError(f'q, qd and tau must have shape ({n},), got {q.shape}, '
                                  f'{qd.shape}, {tau.shape}') from None
             observer_step(self.model._data, q, qd, tau, float(t), *args)
+        if follow is not None and sc[INTEGRATED] > before:
+            _follow(self.followed, follow, self.gain, sc[INTEGRATED] - before)
         return self.r
 
 
