@@ -51,8 +51,8 @@ from robot_dynamics_ros.nodes.payload_service import AT_REST  # noqa: E402
 from robot_dynamics_ros.tools.identify import with_payload_link  # noqa: E402
 
 from conftest import ROBOTS, driver_rate, erd_root  # noqa: E402
-from ros_harness import (DrainingExecutor, NodeProcess, record, Recorded, ros_list,  # noqa: E402
-                         latest_stamp, spin_lean, wait_in_arm_time)
+from ros_harness import (DrainingExecutor, NodeProcess, answered, record, Recorded,  # noqa: E402
+                         ros_list, latest_stamp, spin_lean, wait_in_arm_time)
 
 PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
                           inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
@@ -131,6 +131,13 @@ class Rig:
         assert self.ctrl.wait_log('ready in', 60), self.ctrl.log()[-2000:]
         assert self.sim.wait_log('releasing the brakes', 60), self.sim.log()[-2000:]
         assert self.estimate.wait_for_service(timeout_sec=20)
+        # one answer first, to a request refused at once and sent again until answered: a
+        # response sent before the server has matched this client's response reader is dropped
+        # (rmw_fastrtps, ros_harness.answered), and the test's own requests are not repeatable
+        # (a second one while the first runs is refused). Seen once, fresh-clone CI of 2b66727
+        # beside a busy core: test_refusals' first request, no answer in 300 s
+        answered(lambda: self.estimate.call_async(EstimatePayload.Request(amplitude=-1.0)),
+                 self.wait, 60, what='estimate_payload (a request it refuses)')
         assert self.wait(lambda: self.states, 20), 'no joint_states'
         self.settle(1.5)        # the arm sags onto the controller and the observer settles
         # and at rest, which the service requires: after the brakes let go a loop that a busy
@@ -175,7 +182,8 @@ class Rig:
         try:
             future = self.estimate.call_async(EstimatePayload.Request(
                 link=link, amplitude=amplitude, apply=apply))
-            assert self.wait(future.done, timeout), 'estimate_payload did not answer'
+            assert self.wait(future.done, timeout), \
+                'estimate_payload did not answer\n' + self.ctrl.log()[-3000:]
         finally:
             for s in streams:
                 s.resume()
