@@ -26,7 +26,9 @@ loads the arm, the relay holds joint_states back for each gap in turn (the plant
 apart. Per gap it prints the largest move of a joint from where it was when the stream stopped,
 until 1 s after it is back (``drop``, rad; at most 0.05 asked by issue #52), the fastest joint in
 that second (``back``, rad/s; at most 0.5 asked) and what the controller and the simulator said
-(their warnings and errors). ``--hogs N``: N busy processes beside it, a core each.
+(their warnings and errors; the nodes throttle a warning to one per 5 s, so a stall within 5 s
+of an earlier stale report of the same joints, a start-up hiccup's too, shows ``-``).
+``--hogs N``: N busy processes beside it, a core each.
 
 Exits 1 when a figure is over what the issue asks, else 0.
 """

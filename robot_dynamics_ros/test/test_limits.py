@@ -253,6 +253,39 @@ def feed(loop, t, q, qd=None):
     return loop.joint_states(names, list(q), list(qd), [], t, t, lambda: t)
 
 
+def test_a_joint_past_a_limit_the_layer_did_not_hold_is_said_with_the_figure(ur5):
+    # the bounds act a command late from the estimate: a push quicker than it (so101's light
+    # shoulder) or than the effort limits, or late commands, can carry a joint past a limit.
+    # Not silently (issue #52): a warning per joint and kind, with the figure
+    lim = layer(ur5)
+    vmax, hard = lim.vmax, ur5.position_limits
+    qd = np.zeros(6)
+    qd[2] = 1.019 * vmax[2]                     # within 2 %: not crossed
+    lim.apply(np.zeros(6), UR5_POSE, qd, 0.0)
+    assert lim.crossed == ()
+    qd[2] = -1.5 * vmax[2]
+    q = UR5_POSE.copy()
+    q[5] = hard[5, 1] + 0.01                    # 0.01 rad past the hard limit
+    lim.apply(np.zeros(6), q, qd, 0.001, external=[0, 0, 4.0, 0, 0, 0])
+    (fast, past) = lim.crossed
+    assert (fast.name, fast.kind, fast.pushed, fast.effort, fast.prismatic) == \
+        ('elbow_joint', 'velocity', 4.0, ur5.effort_limits[2], False)
+    assert fast.at == pytest.approx(1.5 * vmax[2]) and fast.limit == vmax[2]
+    assert (past.name, past.kind, past.limit) == ('wrist_3_joint', 'position', hard[5, 1])
+    assert past.at == pytest.approx(hard[5, 1] + 0.01)
+    q[5] = hard[5, 1] + 0.0005                  # a state read at the stop: not past it
+    lim.apply(np.zeros(6), q, np.zeros(6), 0.002)
+    assert lim.crossed == ()
+    # through the loop: the warning (throttled per joint and kind, as the others)
+    loop = loop_with(ur5, velocity_scale=0.5)
+    fast = np.zeros(6)
+    fast[0] = ur5.velocity_limits[0]            # twice its scaled limit
+    feed(loop, 1.0, UR5_POSE, fast)
+    assert (f'limit crossed: shoulder_pan_joint at 2.00 times its velocity limit '
+            f'({ur5.velocity_limits[0]:.3g} of {0.5 * ur5.velocity_limits[0]:.3g} rad/s); the '
+            f'observer reads 0 N m on it') in loop.log.text()
+
+
 def test_a_box_that_does_not_hold_the_arm_is_not_used_and_says_why(ur5):
     p = frame_placement(ur5, UR5_POSE, 'tool0')[:3, 3]
     loop = loop_with(ur5, workspace=np.concatenate([p + 0.1, p + 0.5]))
@@ -295,10 +328,13 @@ def test_the_adversarial_set_crosses_no_limit(arm):
     for name, run in bench_limits.scenarios().items():
         if (name, arm) in bench_limits.NOT_HELD:
             continue
-        f = run(arm).figures()
+        rig = run(arm)
+        f = rig.figures()
         assert f['margin'] >= 0.0, (name, f)
         for k in ('speed', 'wall', 'tool', 'rate'):
             assert f[k] <= bench_limits.ASKED[k], (name, k, f)
+        # and none said crossed (the layer's own measure: test_a_joint_past_a_limit_...)
+        assert not [line for line in rig.loop.log.lines if 'limit crossed' in line], name
 
 
 # ---- the quick path: no bound near ------------------------------------------------------------

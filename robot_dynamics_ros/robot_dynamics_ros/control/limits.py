@@ -75,11 +75,13 @@ or frame whose bound shaped the command (kinds: ``position``, ``velocity``, ``wo
 """
 from dataclasses import dataclass
 import math
+from typing import NamedTuple
 
 from numba import njit, types
 import numpy as np
 
 from ..dynamics import frame_jacobian, frame_placement
+from ..dynamics.model import PRISMATIC
 from ..dynamics.kernels import entry_point, HandC_H, ID, split_data
 from ..dynamics.values import Each, Number, read_only
 from .memory import Sent
@@ -92,6 +94,10 @@ JERK_SHARE = 0.5        # of the jerk the torque rate limit allows, what the bou
 FRAME_PASSES = 3        # the frame's and the joints' bounds, taken in turn while both act
 CORRECTIONS = 4         # passes of the joints' bounds against the effort and rate limits
 RELATIVE_MARGIN = 1e-7  # how clearly within its bounds joints_clear wants each acceleration
+# a joint counts as past a limit the layer did not hold (said: LimitLayer.crossed) this much over
+# its velocity bound (issue #52's 2 %), or this far past its hard position limit (rad or m: a
+# state read at the stop is not past it)
+CROSSED_SPEED, CROSSED_POSITION = 1.02, 1e-3
 # The default torque rate: each joint's effort limit in 1 / RATE_PER_EFFORT s, at least
 # MIN_RATE (Franka's 1000 N m/s; also where a joint has no effort limit): ur5's shoulder 3000
 # N m/s, its wrist 1000. A rate limit is a slew limit inside the loop: what a stiff loop's
@@ -446,9 +452,9 @@ def joint_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P
 
 
 @entry_point(types.void(_F1, _F1, _F1, _F1, _F2, _F1, _F1, _I1, _F2, _F2, _F2, _F2, _F1, _F1,
-                        _F1, _F1, _F1, _F1, _F1))
+                        _F1, _F1, _F1, _F1, _F1, _F2))
 def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U, mode, effort,
-                rate, last, low, high, out):
+                rate, last, low, high, out, edge):
     """
     Compute the model terms of LimitLayer.apply in one call (~25 us of numpy calls before).
 
@@ -459,7 +465,9 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
     and where ``flags[4]`` (a last command ``last`` is known) within ``rate`` * ``flags[5]`` (dt)
     of it, as np.maximum / np.minimum give them; ``out`` = ``mode`` clipped to them as np.clip
     does, ``flags[2]`` 1 where that changed any (out != mode), ``flags[3]`` the largest |qd_c|
-    (what the loop's rest detection asks; a Python reduction each message otherwise). The same
+    (what the loop's rest detection asks; a Python reduction each message otherwise),
+    ``flags[6]`` 1 where a commanded joint is past what ``edge`` (3 x k) allows: |qd_c| above
+    its row 0, q_c below its row 1 or above its row 2 (LimitLayer.crossed). The same
     kernels (and so the same numbers) as crba, bias_torques and gravity_torques; ``zeros`` (n)
     and ``no_f_ext`` (n x 6) are the model's zero qdd and f_ext.
     """
@@ -468,7 +476,8 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
     if (q.shape[0] != n or qd.shape[0] != n or friction.shape[0] != n or M.shape[0] != n
             or V.shape[1] != n or Mcc.shape[0] != k or U.shape[1] != k or mode.shape[0] != k
             or effort.shape[0] != k or rate.shape[0] != k or last.shape[0] != k
-            or low.shape[0] != k or high.shape[0] != k or out.shape[0] != k):
+            or low.shape[0] != k or high.shape[0] != k or out.shape[0] != k
+            or edge.shape[1] != k):
         raise ValueError('the limits layer got arrays of the wrong size for this model')
     for i in range(n):
         for j in range(n):
@@ -484,7 +493,7 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
     if flags[1] > 0.5:
         for i in range(n):
             h[i] = h[i] + friction[i]
-    held, speed = 0.0, 0.0
+    held, speed, crossed = 0.0, 0.0, 0.0
     prior, dt = flags[4] > 0.5, flags[5]
     for a in range(k):
         i = cmd[a]
@@ -514,7 +523,21 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
         if x != mode[a]:
             held = 1.0
         speed = max(speed, abs(qd[i]))
-    flags[2], flags[3] = held, speed
+        if abs(qd[i]) > edge[0, a] or q[i] < edge[1, a] or q[i] > edge[2, a]:
+            crossed = 1.0
+    flags[2], flags[3], flags[6] = held, speed, crossed
+
+
+class Crossed(NamedTuple):
+    """A joint past a limit the layer did not hold (LimitLayer.crossed)."""
+
+    kind: str           # 'velocity' or 'position'
+    at: float           # its |qd| or q
+    limit: float        # the velocity bound, or the hard position limit it is past
+    name: str
+    pushed: float       # the observer's estimate of what acts on it beyond the model
+    effort: float       # its effort limit
+    prismatic: bool     # (m, m/s, N) else (rad, rad/s, N m)
 
 
 @dataclass(frozen=True)
@@ -615,7 +638,15 @@ class LimitLayer:
         self._rows = tuple(self._U)                 # h_c, diag(M_cc), qd_c, q_c
         self._r0 = np.zeros(k)                      # no external torques
         self._flags = np.array([1.0 if self.hardware_compensates_gravity else 0.0, 0.0, 0.0,
-                                0.0, 0.0, 0.0])
+                                0.0, 0.0, 0.0, 0.0])
+        # where a joint counts as past a limit the layer did not hold (``crossed``): CROSSED_SPEED
+        # times its velocity bound, CROSSED_POSITION past its hard position limit
+        hard = model.position_limits[self.cmd]
+        self._edge = np.ascontiguousarray([CROSSED_SPEED * self.vmax,
+                                           hard[:, 0] - CROSSED_POSITION,
+                                           hard[:, 1] + CROSSED_POSITION], dtype=float)
+        # a Crossed per joint past a limit at the last apply; () mostly
+        self.crossed = ()
         self._low, self._high = np.empty(k), np.empty(k)    # the output's bounds (apply)
         self.top_speed = 0.0        # the commanded joints' largest |qd| at the last apply
 
@@ -734,10 +765,11 @@ class LimitLayer:
         low, high = self._low, self._high
         limit_terms(model._data, q, qd, model._zeros, model._no_f_ext, friction, flags, c,
                     self._M, self._V, self._Mcc, self._U, mode, self.effort, self.rate, last,
-                    low, high, out)
+                    low, high, out, self._edge)
         self.top_speed = flags[3]
         hc, Mii, qdk, xk = self._rows
         r = self._r0 if external is None else np.asarray(external, dtype=float)[c]
+        self.crossed = self._crossed(xk, qdk, r) if flags[6] > 0.5 else ()
         self._P[1] = 1.0 if self.unknown_load else 0.0
         if self.watches_frame or not joints_clear(
                 self._Mcc, xk, qdk, hc, Mii, r, self.lower, self.upper, self.kp, self.vmax,
@@ -758,6 +790,30 @@ class LimitLayer:
         sent.last = (out, now, received)
         self.active = tuple(active)
         return out
+
+    def _crossed(self, x, qd, r):
+        """
+        Name the joints past a limit the layer did not hold (Crossed, a tuple of them).
+
+        A joint faster than CROSSED_SPEED times its velocity bound, or past its hard position
+        limit: the bounds act from the state and the observer's estimate, a command late, so a
+        push faster than the estimate follows (a light joint: so101's shoulder at its velocity
+        limit 5 ms into a push, the estimate taking 20 ms), larger than the effort limits can
+        counter, or a command delayed (a stall) can carry a joint past them. Said, not hidden.
+        """
+        edge, model = self._edge, self.model
+        out = []
+        for j in range(len(x)):
+            i = self.cmd[j]
+            joint = (self.names[j], float(r[j]), float(self.effort[j]),
+                     bool(model.jtype[i] == PRISMATIC))
+            if abs(qd[j]) > edge[0, j]:
+                out.append(Crossed('velocity', abs(float(qd[j])), float(self.vmax[j]), *joint))
+            if x[j] < edge[1, j] or x[j] > edge[2, j]:
+                lo, hi = model.position_limits[i]
+                out.append(Crossed('position', float(x[j]), float(lo if x[j] < lo else hi),
+                                   *joint))
+        return tuple(out)
 
     def _bounds(self, out, q, r, low, high, active):
         """

@@ -84,6 +84,19 @@ LIMIT_TEXT = dict(position='the soft position limit', velocity='the velocity lim
                   effort='the effort limit', torque_rate='the torque rate limit')
 
 
+def crossed_text(c):
+    """Return the warning for a joint past a limit the layer did not hold (a limits.Crossed)."""
+    unit, speed, force = ('m', 'm/s', 'N') if c.prismatic else ('rad', 'rad/s', 'N m')
+    what = (f'{c.name} at {c.at / c.limit:.2f} times its velocity limit ({c.at:.3g} of '
+            f'{c.limit:.3g} {speed})' if c.kind == 'velocity' else
+            f'{c.name} {abs(c.at - c.limit):.3g} {unit} past its hard position limit '
+            f'({c.at:.4g} beyond {c.limit:.4g})')
+    return (f'limit crossed: {what}; the observer reads {c.pushed:.3g} {force} on it beyond '
+            f'the model (its effort limit {c.effort:.3g}): a push quicker than the estimate '
+            f'or more than the effort limits counter, a load or friction the model lacks, or '
+            f'commands arriving late')
+
+
 class Reply:
     """
     What one turn of the loop asks the node to publish (None: nothing of that kind).
@@ -480,6 +493,8 @@ class ControlLoop:
             if kind != 'effort':             # the effort clamp has its own warning
                 self.log.warning(('limit', name, kind), f'limit: {LIMIT_TEXT[kind]} of {name} '
                                                         f'shapes the command', 5.0)
+        for c in layer.crossed:
+            self.log.warning(('crossed', c.name, c.kind), crossed_text(c), 5.0)
 
     def _check_box(self):
         """On the first full state: a workspace box the frame is outside of is not used."""
