@@ -23,7 +23,15 @@ is printed, and per condition how many calls were within the issue's 3 % and 5 m
 
     python bench/bench_payload.py [--calls 5] [--hogs 2]
         [--arm ur_description/urdf/ur5_robot.urdf --link tool0]
-        [--ready 0,-1.2,1.0,-1.4,-1.57,0]
+        [--ready 0,-1.2,1.0,-1.4,-1.57,0] [--sim NAME:=VALUE ...] [--ctrl NAME:=VALUE ...]
+
+``--sim`` and ``--ctrl`` set a parameter of simulator_node and of feedforward_node (after the
+bench's own: kp 400, kd 40). Issue #52's xarm7 case (the node's default gains, an arm without
+the friction its URDF has):
+
+    python bench/bench_payload.py --arm xarm_description/urdf/xarm7.urdf --link link7 \
+        --ready 0,-0.3,0,0.6,0,0.9,0 --ctrl 'kp:=[100.0]' --ctrl 'kd:=[20.0]' \
+        --sim 'friction:=[0.0]' --sim 'damping:=[0.0]' --calls 3 --hogs 1
 """
 import argparse
 import multiprocessing
@@ -48,7 +56,7 @@ def _hog(stop):
         x = (x * 7 + 1) % 1000003
 
 
-def run(urdf, link, ready, calls, hogs, folder, node, client, request_type):
+def run(urdf, link, ready, calls, hogs, folder, node, client, request_type, sim=(), ctrl=()):
     """Start the pair, call the service ``calls`` times; return a list of per-call dicts."""
     from robot_dynamics_ros.tools.identify import with_payload_link
     true = os.path.join(folder, f'true_{hogs}.urdf')
@@ -63,10 +71,12 @@ def run(urdf, link, ready, calls, hogs, folder, node, client, request_type):
     procs = []
     for name, args in (('simulator_node', ['-p', f'urdf_file:={true}', '-p',
                                            'publish_rate:=1000.0', '-p',
-                                           f'initial_positions:={q0}']),
+                                           f'initial_positions:={q0}']
+                        + [a for o in sim for a in ('-p', o)]),
                        ('feedforward_node', ['-p', f'urdf_file:={urdf}', '-p',
                                              'mode:=computed_torque', '-p', 'kp:=[400.0]',
-                                             '-p', 'kd:=[40.0]'])):
+                                             '-p', 'kd:=[40.0]']
+                        + [a for o in ctrl for a in ('-p', o)])):
         log = open(os.path.join(folder, f'{name}_{hogs}.log'), 'w')
         procs.append(subprocess.Popen([node_exe(name), '--ros-args', *args], stdout=log,
                                       stderr=subprocess.STDOUT))
@@ -111,6 +121,10 @@ def main():
     ap.add_argument('--link', default='tool0')
     ap.add_argument('--ready', default='0,-1.2,1.0,-1.4,-1.57,0',
                     help='start positions, comma separated, in the model order')
+    ap.add_argument('--sim', action='append', default=[], metavar='NAME:=VALUE',
+                    help='a simulator_node parameter')
+    ap.add_argument('--ctrl', action='append', default=[], metavar='NAME:=VALUE',
+                    help='a feedforward_node parameter')
     args = ap.parse_args()
     urdf = local_ros(args.arm)
     import rclpy
@@ -125,7 +139,7 @@ def main():
     try:
         for hogs in (0, args.hogs):
             results = run(urdf, args.link, ready, args.calls, hogs, folder, node, client,
-                          EstimatePayload)
+                          EstimatePayload, args.sim, args.ctrl)
             good = [r for r in results if r['ok'] and r['mass'] < 0.03 and r['com'] < 5e-3]
             coms = [1e3 * r['com'] for r in results if r['ok']]
             summary.append((hogs, len(good), len(results)))

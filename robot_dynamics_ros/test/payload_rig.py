@@ -66,6 +66,9 @@ class Log:
 
     info = error = warning
 
+    def once(self, key, message, level='warning'):
+        self.last.setdefault(key, message)
+
 
 class Rig:
     """One arm, its payload simulated, feedforward_node's loop on the model without it."""

@@ -179,7 +179,8 @@ def test_a_stale_state_commands_on_timeout_until_it_is_back(arm):
     assert loop.log.keys('warning') == [('stale', ('joint1', 'joint2'))]
     feed(loop, 1.3)
     # commanding again; the observer held its estimate over the 0.21 s gap
-    assert loop.watchdog(1.31) is None and loop.log.keys('info') == ['observer gap', 'back']
+    assert loop.watchdog(1.31) is None and loop.log.keys('info') == [
+        ('resistance', arm.name, 'tool0'), 'observer gap', 'back']     # (the first: start-up's)
 
 
 def test_in_simulated_time_a_starved_lockstep_is_not_a_stale_state(arm):
@@ -302,7 +303,7 @@ def test_a_collision_is_raised_once_after_arming_and_reset_by_the_service(arm):
     loop = make(arm, thresholds=1.0)
     reply = hold(loop, 0.0, 0.3, effort=lambda t: g + ([0.0, 5.0] if push['on'] else 0.0))
     assert loop.armed and reply.collision is None
-    assert loop.log.keys('info') == ['armed']
+    assert loop.log.keys('info') == [('resistance', arm.name, 'tool0'), 'armed']
     push['on'] = True
     events = []
     for k in range(100):

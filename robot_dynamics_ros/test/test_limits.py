@@ -30,8 +30,8 @@ import pytest
 from robot_dynamics_ros.control import Controller, LimitLayer
 from robot_dynamics_ros.control.limits import MAX_RATE_STEP, LimitSettings, check, soft_limits
 from robot_dynamics_ros.control.loop import LIMITS_PERIOD, ControlLoop
-from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, frame_placement,
-                                         gravity_torques)
+from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, frame_jacobian,
+                                         frame_placement, gravity_torques)
 
 from conftest import robot_urdf
 from test_control_loop import VALUES, Log, observing
@@ -284,6 +284,34 @@ def test_a_joint_past_a_limit_the_layer_did_not_hold_is_said_with_the_figure(ur5
     assert (f'limit crossed: shoulder_pan_joint at 2.00 times its velocity limit '
             f'({ur5.velocity_limits[0]:.3g} of {0.5 * ur5.velocity_limits[0]:.3g} rad/s); the '
             f'observer reads 0 N m on it') in loop.log.text()
+
+
+def test_the_push_the_arm_resists_is_said_at_start_up(ur5):
+    # issue #52: a push larger than the arm can resist is not held; the node says what that is
+    lim = layer(ur5)
+    held = lim.resistance(UR5_POSE)
+    J = frame_jacobian(ur5, UR5_POSE, 'tool0')[:3]
+    g = gravity_torques(ur5, UR5_POSE)
+    j = lim.names.index(held.joint)
+    # a push of that size in the direction the joint's lever is longest spends its effort limit
+    # exactly, and no other joint's in any direction
+    n = J[:, j] / np.linalg.norm(J[:, j])
+    assert abs(g[j]) + held.force * (J[:, j] @ n) == pytest.approx(ur5.effort_limits[j])
+    assert np.all(abs(g) + held.force * np.linalg.norm(J, axis=0)
+                  <= ur5.effort_limits * (1 + 1e-12))
+    assert (held.effort, held.gravity) == (ur5.effort_limits[j], g[j])
+    loop = loop_with(ur5)
+    feed(loop, 1.0, UR5_POSE)
+    assert (f'limits: at this pose tool0 resists a push of {held.force:.3g} N in its weakest '
+            f'direction ({held.joint}: effort limit') in loop.log.text()
+    # an arm its effort limits cannot hold at that pose: an error naming the joint
+    weak = Controller(ur5, mode='gravity', effort_limits=dict(zip(ur5.joint_names,
+                                                                  np.abs(g) * 0.5 + 0.1)))
+    loop = ControlLoop(Log())
+    loop.use_model(weak, None, observing(ur5.n), dict(VALUES), 0.0)
+    feed(loop, 1.0, UR5_POSE)
+    assert 'limits: shoulder_lift_joint needs' in loop.log.text()
+    assert 'the arm cannot hold its own weight here' in loop.log.text()
 
 
 def test_a_box_that_does_not_hold_the_arm_is_not_used_and_says_why(ur5):

@@ -80,7 +80,7 @@ from typing import NamedTuple
 from numba import njit, types
 import numpy as np
 
-from ..dynamics import frame_jacobian, frame_placement
+from ..dynamics import frame_jacobian, frame_placement, gravity_torques
 from ..dynamics.model import PRISMATIC
 from ..dynamics.kernels import entry_point, HandC_H, ID, split_data
 from ..dynamics.values import Each, Number, read_only
@@ -540,6 +540,15 @@ class Crossed(NamedTuple):
     prismatic: bool     # (m, m/s, N) else (rad, rad/s, N m)
 
 
+class Resistance(NamedTuple):
+    """The push at the frame the arm resists at a pose (LimitLayer.resistance)."""
+
+    force: float        # N, in the weakest direction (< 0: the arm's weight is too much)
+    joint: str          # the joint that gives out first
+    effort: float       # its effort limit
+    gravity: float      # its gravity torque there
+
+
 @dataclass(frozen=True)
 class LimitSettings:
     """
@@ -667,6 +676,30 @@ class LimitLayer:
         """Stop using the workspace box (the arm was found outside it: see ``outside``)."""
         self.box = None
         self.watches_frame = math.isfinite(self.tool_speed)
+
+    def resistance(self, q):
+        """
+        Return the push at the frame the arm resists at ``q`` (a Resistance).
+
+        The largest force, in the frame's weakest direction, that the commanded joints' effort
+        limits less gravity at q hold: per joint its spare effort over the frame's lever on it
+        (the norm of its column of the frame's linear Jacobian), the least of them. A larger
+        push overpowers the arm: no limit holds it (issue #52: said at start-up, not crossed
+        silently). ``force`` < 0: ``joint`` cannot hold the arm's own weight there; inf: no
+        joint bears on the frame within an effort limit.
+        """
+        c = self.cmd
+        g = np.zeros(len(c)) if self.hardware_compensates_gravity else \
+            gravity_torques(self.model, q)[c]
+        spare = self.effort - np.abs(g)
+        lever = np.linalg.norm(frame_jacobian(self.model, q, self.frame)[:3][:, c], axis=0)
+        if (spare < 0).any():
+            j = int(np.argmin(spare))
+            return Resistance(-math.inf, self.names[j], float(self.effort[j]), float(g[j]))
+        with np.errstate(divide='ignore', invalid='ignore'):
+            force = np.where(lever > 1e-9, spare / np.maximum(lever, 1e-9), math.inf)
+        j = int(np.argmin(force))
+        return Resistance(float(force[j]), self.names[j], float(self.effort[j]), float(g[j]))
 
     def outside(self, q):
         """Return why the frame at q is outside the workspace box (None: inside or no box)."""

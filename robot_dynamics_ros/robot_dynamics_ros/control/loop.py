@@ -32,6 +32,7 @@ The node owns parameters, subscriptions, publishers, services and threads; it ca
 with each message and publishes the ``Reply``.
 """
 import collections
+import math
 import time
 
 import numpy as np
@@ -497,9 +498,26 @@ class ControlLoop:
             self.log.warning(('crossed', c.name, c.kind), crossed_text(c), 5.0)
 
     def _check_box(self):
-        """On the first full state: a workspace box the frame is outside of is not used."""
+        """
+        On the first full state: a workspace box the frame is outside of is not used.
+
+        And the push the arm resists there is said, once per model and frame (an arm that
+        cannot hold its own weight there, an error).
+        """
         self.box_checked = True
         layer = self.ctrl.limit_layer
+        held = layer.resistance(self.ctrl.q)
+        if held.force < 0:
+            self.log.once(('resistance', self.ctrl.base_model.name, layer.frame),
+                          f'limits: {held.joint} needs {abs(held.gravity):.3g} of gravity torque '
+                          f'at this pose, beyond its effort limit {held.effort:.3g}: the arm '
+                          f'cannot hold its own weight here', 'error')
+        elif math.isfinite(held.force):
+            self.log.once(('resistance', self.ctrl.base_model.name, layer.frame),
+                          f'limits: at this pose {layer.frame} resists a push of '
+                          f'{held.force:.3g} N in its weakest direction ({held.joint}: effort '
+                          f'limit {held.effort:.3g} less {abs(held.gravity):.3g} of gravity); a '
+                          f'larger push overpowers the arm, and no limit holds it', 'info')
         outside = layer.outside(self.ctrl.q)
         if outside:
             layer.drop_box()
