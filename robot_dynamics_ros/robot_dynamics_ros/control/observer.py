@@ -132,8 +132,8 @@ def observer_step(data, q, qd, tau, t, vec, sc, iv):
     sc[HAS_BEFORE] = 1.0
 
 
-@njit(cache=True)
-def _follow(lagged, x, gain, dt):
+@entry_point(types.void(_F1, _F1, _F1, types.float64))
+def observer_follow(lagged, x, gain, dt):
     """Set ``lagged`` to a lagged + (1 - a) x, a = exp(-gain dt): the filter of r (update)."""
     for i in range(lagged.shape[0]):
         a = math.exp(-gain[i] * dt)
@@ -232,7 +232,12 @@ class MomentumObserver:
                                  f'{qd.shape}, {tau.shape}') from None
             observer_step(self.model._data, q, qd, tau, float(t), *args)
         if follow is not None and sc[INTEGRATED] > before:
-            _follow(self.followed, follow, self.gain, sc[INTEGRATED] - before)
+            dt = float(sc[INTEGRATED] - before)
+            try:
+                observer_follow(self.followed, follow, self.gain, dt)
+            except (TypeError, ValueError):     # not a float64 array of n: convert
+                observer_follow(self.followed, np.array(follow, dtype=float).reshape(
+                    self.model.n), self.gain, dt)
         return self.r
 
 

@@ -68,7 +68,9 @@ from .trajectory_action import TrajectoryAction
 
 NODE_NAME = CONTROLLER
 
-OBSERVER_KERNELS = ['observer_step']            # what MomentumObserver.update runs
+# what MomentumObserver.update runs (observer_follow: compiled on its first use before, 0.3-0.6 s
+# of the node's loop at its second joint_states message: xarm7 fell at 2 x v_max meanwhile)
+OBSERVER_KERNELS = ['observer_step', 'observer_follow']
 JOINT_STATE_QOS = QoSProfile(depth=10, reliability=ReliabilityPolicy.BEST_EFFORT)
 LATCHED = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)  # the latest kept
 
