@@ -640,7 +640,8 @@ class LimitLayer:
         self._W = np.empty((2 * k + 5, k))         # its and joints_clear's workspace
         self._bound = np.empty(2 * k, dtype=np.int64)
         # limit_terms' outputs and flags (hardware gravity, friction given; out of it: the
-        # output clipped, the commanded joints' top speed; a last command known, dt), reused
+        # output clipped, the commanded joints' top speed; a last command known, dt; out of
+        # it: a joint past ``_edge``), reused
         n = model.n
         self._M, self._V = np.empty((n, n)), np.empty((2, n))
         self._Mcc, self._U = np.empty((k, k)), np.empty((4, k))
@@ -696,8 +697,7 @@ class LimitLayer:
         if (spare < 0).any():
             j = int(np.argmin(spare))
             return Resistance(-math.inf, self.names[j], float(self.effort[j]), float(g[j]))
-        with np.errstate(divide='ignore', invalid='ignore'):
-            force = np.where(lever > 1e-9, spare / np.maximum(lever, 1e-9), math.inf)
+        force = np.where(lever > 1e-9, spare / np.maximum(lever, 1e-9), math.inf)
         j = int(np.argmin(force))
         return Resistance(float(force[j]), self.names[j], float(self.effort[j]), float(g[j]))
 

@@ -159,7 +159,7 @@ class ControlLoop:
         self.active_limits = ()           # what the limits layer did to the last command
         self.published_limits = None      # ... as last published, and when (monotonic s)
         self.limits_published_at = -np.inf
-        self.box_checked = False          # the workspace box checked against the state
+        self.first_state_seen = False     # the first full state's checks made (box, resistance)
         self.commands = self.estimates = 0
         self.reply = Reply()
         self._defaults_noted = False
@@ -193,7 +193,7 @@ class ControlLoop:
         elif goal is not None:
             goal.trajectory = ctrl.ref.trajectory   # the same motion, the new model's indices
         self.ctrl, self.values = ctrl, values
-        self.box_checked = False
+        self.first_state_seen = False
         self._set_observer(observer, observing)
         self.collided = self.armed = False
         self.efforts, self.effort_seen = np.zeros(n), np.zeros(n, dtype=bool)
@@ -226,7 +226,7 @@ class ControlLoop:
                 self.log.info('mode', f'mode {ctrl.mode}: frame {ctrl.task.frame}, target '
                                       f'its pose now; targets on {target_topic}', 0.0)
         self.ctrl, self.values = ctrl, values
-        self.box_checked = False
+        self.first_state_seen = False
         if self.goal is not None and old is not None and ctrl.mode != old.mode:
             self._end_goal(ABORTED, INVALID_GOAL, f'the mode changed from {old.mode} to '
                                                   f'{ctrl.mode}', hold=ctrl.mode in JOINT_MODES)
@@ -463,7 +463,9 @@ class ControlLoop:
         full = ctrl.full_torque(ctrl.q, ctrl.qd, t, des, at, external)
         if ctrl.memory.force_event is not None:
             self.log.warning('force', f'force control: {ctrl.memory.take_force_event()}')
-        if not self.box_checked:
+        if not self.first_state_seen:
+            self.first_state_seen = True
+            self._say_resistance()
             self._check_box()
         if external is not None and not (ctrl.frictionless or ctrl.limit_layer.unknown_load):
             external = self._pushing(external)
@@ -497,14 +499,12 @@ class ControlLoop:
         for c in layer.crossed:
             self.log.warning(('crossed', c.name, c.kind), crossed_text(c), 5.0)
 
-    def _check_box(self):
+    def _say_resistance(self):
         """
-        On the first full state: a workspace box the frame is outside of is not used.
+        On the first full state: say the push the arm resists there, once per model and frame.
 
-        And the push the arm resists there is said, once per model and frame (an arm that
-        cannot hold its own weight there, an error).
+        An arm that cannot hold its own weight there: an error instead.
         """
-        self.box_checked = True
         layer = self.ctrl.limit_layer
         held = layer.resistance(self.ctrl.q)
         if held.force < 0:
@@ -518,6 +518,10 @@ class ControlLoop:
                           f'{held.force:.3g} N in its weakest direction ({held.joint}: effort '
                           f'limit {held.effort:.3g} less {abs(held.gravity):.3g} of gravity); a '
                           f'larger push overpowers the arm, and no limit holds it', 'info')
+
+    def _check_box(self):
+        """On the first full state: a workspace box the frame is outside of is not used."""
+        layer = self.ctrl.limit_layer
         outside = layer.outside(self.ctrl.q)
         if outside:
             layer.drop_box()

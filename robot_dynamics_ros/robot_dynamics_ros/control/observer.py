@@ -135,6 +135,8 @@ def observer_step(data, q, qd, tau, t, vec, sc, iv):
 @entry_point(types.void(_F1, _F1, _F1, types.float64))
 def observer_follow(lagged, x, gain, dt):
     """Set ``lagged`` to a lagged + (1 - a) x, a = exp(-gain dt): the filter of r (update)."""
+    if x.shape[0] != lagged.shape[0] or gain.shape[0] != lagged.shape[0]:
+        raise ValueError('the observer got arrays of the wrong size for this model')
     for i in range(lagged.shape[0]):
         a = math.exp(-gain[i] * dt)
         lagged[i] = a * lagged[i] + (1.0 - a) * x[i]
