@@ -721,7 +721,7 @@ class Controller:
         """
         Say whether a load the model lacks is on the arm (``~/estimate_payload`` runs).
 
-        The limits layer then takes the observer's estimate for that load, not for a push.
+        The limits layer's bounds then take no estimate: it is of that load, not of a push.
         """
         self.limit_layer.unknown_load = bool(unknown)
 

@@ -51,7 +51,7 @@ cause (a velocity servo with time constant ``response_time``, T below):
   it pushes towards the limit (never where it would loosen one), while the joint moves towards
   it: a steady push (hand guiding, a person leaning on the arm) is held off, not only damped.
   While ``~/estimate_payload`` runs (``unknown_load``) the estimate is of a tool the model
-  lacks, and enters every bound both ways: the command may hold the tool's weight.
+  lacks and of the model's errors, not of a push, and no bound takes it (see ``apply``).
 - **Effort** (the effort limits) and **torque rate**: each effort changes by at most
   ``max_torque_rate`` N m/s (N/s; by default RATE_PER_EFFORT times its effort limit) from the
   previous command, whatever the mode, so that a change
@@ -268,7 +268,7 @@ _I1 = types.Array(types.int64, 1, 'C')
 
 @njit(cache=True)
 def _velocity_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, T,
-                     unknown_load, a_lo, a_hi, kind):
+                     a_lo, a_hi, kind):
     """
     Write the accelerations the joints may have (``a_lo``, ``a_hi``) and the bounds' kinds.
 
@@ -288,14 +288,10 @@ def _velocity_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rat
             a_r += Minv[j, m] * r[m]
         hi = _acceleration_bound_one(v_hi - qd[j], T, jerk)
         lo = -_acceleration_bound_one(qd[j] - v_lo, T, jerk)
-        if unknown_load:                # the estimate is of the load: both ways (see apply)
-            hi -= a_r
-            lo -= a_r
-        else:                           # only for a joint moving towards that bound
-            if qd[j] > 0.0:
-                hi -= max(a_r, 0.0)
-            if qd[j] < 0.0:
-                lo -= min(a_r, 0.0)
+        if qd[j] > 0.0:                 # only for a joint moving towards that bound
+            hi -= max(a_r, 0.0)
+        if qd[j] < 0.0:
+            lo -= min(a_r, 0.0)
         a_hi[j], a_lo[j] = hi, lo
         kind[j] = (1.0 if v_hi < vmax[j] else 0.0) + (2.0 if v_lo > -vmax[j] else 0.0)
 
@@ -346,7 +342,7 @@ def joints_clear(Mcc, x, qd, h, Mii, r, lower, upper, kp, vmax, effort, rate, P,
                         A[i, m] -= f * A[j, m]
                         Minv[i, m] -= f * Minv[j, m]
     _velocity_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P[0],
-                     P[1] > 0.5, a_lo, a_hi, kind)
+                     a_lo, a_hi, kind)
     for j in range(k):
         s, size = 0.0, 1.0
         for m in range(k):
@@ -375,7 +371,7 @@ def joint_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P
     joints at positions ``x`` and velocities ``qd``; ``h`` what holds them still (friction
     compensation included); ``Minv`` = ((M)_cc)^-1, ``Mii`` = diag((M)_cc); ``r`` the external
     torques; their soft limits, k_position, v_max, effort limits and torque rates; ``P`` =
-    (response_time, unknown_load 0 or 1). ``out`` (within [``low``, ``high``]: the effort and
+    (response_time,). ``out`` (within [``low``, ``high``]: the effort and
     rate limits) is corrected within them. On return ``bound[:count]`` lists the joints whose
     bound shaped the command, in the order they first did: j for a position bound, -1 - j for
     a velocity bound; returns count. ``W``: a (k + 6) x k workspace (or larger).
@@ -391,7 +387,7 @@ def joint_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P
     for j in range(k):
         side[j] = 0.0
     _velocity_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P[0],
-                     P[1] > 0.5, a_lo, a_hi, kind)
+                     a_lo, a_hi, kind)
     count = 0
     for _ in range(CORRECTIONS):
         # what moves the joints: what is beyond holding them and the friction compensated
@@ -633,10 +629,10 @@ class LimitLayer:
         self._sent = Sent(self.names) if sent is None else sent
         self.active = ()
         # the estimate is of a load the model lacks (set by ~/estimate_payload while it runs):
-        # counted both ways, see apply
+        # no bound takes it, see apply
         self.unknown_load = False
         self._J = np.empty((6, model.n))
-        self._P = np.array([self.T, 0.0])          # joint_bounds' parameters
+        self._P = np.array([self.T])               # joint_bounds' parameters
         self._W = np.empty((2 * k + 5, k))         # its and joints_clear's workspace
         self._bound = np.empty(2 * k, dtype=np.int64)
         # limit_terms' outputs and flags (hardware gravity, friction given; out of it: the
@@ -803,7 +799,8 @@ class LimitLayer:
         hc, Mii, qdk, xk = self._rows
         r = self._r0 if external is None else np.asarray(external, dtype=float)[c]
         self.crossed = self._crossed(xk, qdk, r) if flags[6] > 0.5 else ()
-        self._P[1] = 1.0 if self.unknown_load else 0.0
+        if self.unknown_load:           # a tool the model lacks, not a push (see _bounds)
+            r = self._r0
         if self.watches_frame or not joints_clear(
                 self._Mcc, xk, qdk, hc, Mii, r, self.lower, self.upper, self.kp, self.vmax,
                 self.effort, self.rate, self._P, out, self._W):
@@ -871,12 +868,15 @@ class LimitLayer:
         # the estimate counts only for a joint moving towards that bound: a push moves the arm;
         # an arm held still (brakes, a jam, a state that ignores the command) shows the bounds'
         # own torque as external, which would then tighten them without end. While a load the
-        # model lacks is estimated (``unknown_load``: a tool), its weight and the friction the
-        # model misses are what the estimate is, and what the command must hold or overcome;
-        # counted only where they push towards a bound, a light wrist's command is cut to what
+        # model lacks is estimated (``unknown_load``: a tool) the estimate is not taken (``apply``
+        # passes none). It is then the tool's weight and the model's errors: the friction the
+        # model has and the arm lacks reads as a push along the motion that flips with it.
+        # Counted only where it pushes towards a bound, a light wrist's command was cut to what
         # moves its model inertia (xarm7's joint7, 1.4e-4 kg m^2: 0.04 N m against a 1.5 kg
-        # tool's 0.5), and the tool hangs. So each bound is then taken as what the command may
-        # add to the estimate, both ways. All in joint_bounds (compiled)
+        # tool's 0.5) and the tool hung; counted both ways, that flipping 1 N m, over the model
+        # inertia 36 times below the tooled wrist's (7e3 rad/s^2, as large as the bounds),
+        # became a relay on joint7 lagged by the estimate: 2 rad/s within 5 ms of the service's
+        # start, the estimate refused (issue 52's case). All in joint_bounds (compiled)
         out = np.ascontiguousarray(out, dtype=float)
         bound = set()
         for attempt in range(FRAME_PASSES):

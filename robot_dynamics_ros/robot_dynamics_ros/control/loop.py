@@ -312,16 +312,13 @@ class ControlLoop:
         compensation (without either, the estimate as it is): counted as a push, the missing
         friction of a light wrist (xarm7's joint7, 1.4e-4 kg m^2) flipped its velocity bound
         with each reversal of its motion, and the arm, holding still, never came to rest.
-        While ``~/estimate_payload`` runs (``unknown_load``: the estimate taken both ways) the
-        estimate goes as it is: less the friction, both ways, it also cancelled the stiction a
-        joint at rest shows (xarm7's wrist, the arm's friction simulated), and the wrist, its
-        command no longer cut, broke away at 2 rad/s and the estimate was refused: the caller
-        passes the estimate as it is then, and where the model has no friction. The friction
-        is as the estimate holds it, lagged alike (``MomentumObserver.followed``): less the
-        friction at this state, a wrist holding still within its friction's smoothing velocity
-        (xarm7's joint7 in a task mode, the target held) saw the estimate's steady part against
-        a friction that changed sign with every reversal, and kicked itself to 0.3 rad/s every
-        11 ms.
+        The caller passes the estimate as it is where the model has no friction, and while
+        ``~/estimate_payload`` runs (``unknown_load``: the layer's bounds take none then, its
+        ``crossed`` says it). The friction is as the estimate holds it, lagged alike
+        (``MomentumObserver.followed``): less the friction at this state, a wrist holding still
+        within its friction's smoothing velocity (xarm7's joint7 in a task mode, the target
+        held) saw the estimate's steady part against a friction that changed sign with every
+        reversal, and kicked itself to 0.3 rad/s every 11 ms.
         """
         ctrl, pushed = self.ctrl, self._pushed
         np.subtract(external, self.observer.followed, out=pushed)
