@@ -25,6 +25,8 @@ is printed, and per condition how many calls were within the issue's 3 % and 5 m
         [--arm ur_description/urdf/ur5_robot.urdf --link tool0]
         [--ready 0,-1.2,1.0,-1.4,-1.57,0] [--sim NAME:=VALUE ...] [--ctrl NAME:=VALUE ...]
 
+Each call is made again, as a user would, while it is refused because the arm still moves
+(an unmodelled tool sags the arm onto the node's gains for seconds), for up to 20 s.
 ``--sim`` and ``--ctrl`` set a parameter of simulator_node and of feedforward_node (after the
 bench's own: kp 400, kd 40). Issue #52's xarm7 case (the node's default gains, an arm without
 the friction its URDF has):
@@ -48,15 +50,13 @@ from benchlib import call_service, interrupt, local_ros, node_exe
 
 PAYLOAD = SimpleNamespace(mass=1.5, com=np.array([0.03, -0.02, 0.06]),
                           inertia=np.array([0.004, 0.0, 0.0, 0.005, 0.0, 0.003]))
+REST_WAIT = 20.0        # s: the longest a call waits for the arm to come to rest
 
 
 def _hog(stop):
     x = 0
     while not stop.is_set():
         x = (x * 7 + 1) % 1000003
-
-
-REST_WAIT = 20.0        # s: the longest a call waits for the arm to come to rest
 
 
 def run(urdf, link, ready, calls, hogs, folder, node, client, request_type, sim=(), ctrl=()):

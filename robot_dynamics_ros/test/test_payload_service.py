@@ -451,11 +451,22 @@ def test_an_estimate_still_converging_is_not_steady():
     t = np.linspace(0.0, 0.25, 250)[:, None]
     noise = rng.normal(scale=0.05, size=(250, 3))
     # converged: noise alone (drift within three standard errors), or held constant
-    drift, allowed = _drift(np.array([9.7, 7.4, 1.7]) + noise)
+    drift, allowed, _, _ = _drift(np.array([9.7, 7.4, 1.7]) + noise)
     assert drift <= allowed, (drift, allowed)
-    drift, allowed = _drift(np.tile([9.7, 7.4, 1.7], (250, 1)))
+    drift, allowed, _, _ = _drift(np.tile([9.7, 7.4, 1.7], (250, 1)))
     assert drift == 0.0 and allowed > 0.0
+    # drifting by a percent of the estimates' RMS (the preliminary fit's), beyond the noise:
+    # steady; by two: not, on any joint (a joint that carries little drifting as much as one
+    # that carries much)
+    rms = np.sqrt(np.mean(np.array([9.7, 7.4, 1.7]) ** 2))
+    for j in range(3):
+        for share, steady in ((0.009, True), (0.02, False)):
+            ramp = np.tile([9.7, 7.4, 1.7], (250, 1))
+            ramp[:, j] += share * rms * (t[:, 0] / 0.125 - 1.0)
+            drift, allowed, k, mean = _drift(ramp)
+            assert (drift <= allowed) == steady, (j, share, drift, allowed, k)
+        assert k == j and mean == pytest.approx([9.7, 7.4, 1.7][j])   # the joint it names
     # still converging: a step of 6 N m decaying with 80 ms, slower than 1/K_O = 20 ms, as over
     # DDS on a starved machine where the observer holds over late joint_states
-    drift, allowed = _drift(np.array([9.7, 7.4, 1.7]) - 6.0 * np.exp(-(t + 0.05) / 0.08))
+    drift, allowed, k, _ = _drift(np.array([9.7, 7.4, 1.7]) - 6.0 * np.exp(-(t + 0.05) / 0.08))
     assert drift > allowed, (drift, allowed)
