@@ -868,15 +868,15 @@ class LimitLayer:
         # the estimate counts only for a joint moving towards that bound: a push moves the arm;
         # an arm held still (brakes, a jam, a state that ignores the command) shows the bounds'
         # own torque as external, which would then tighten them without end. While a load the
-        # model lacks is estimated (``unknown_load``: a tool) the estimate is not taken (``apply``
-        # passes none). It is then the tool's weight and the model's errors: the friction the
-        # model has and the arm lacks reads as a push along the motion that flips with it.
-        # Counted only where it pushes towards a bound, a light wrist's command was cut to what
-        # moves its model inertia (xarm7's joint7, 1.4e-4 kg m^2: 0.04 N m against a 1.5 kg
-        # tool's 0.5) and the tool hung; counted both ways, that flipping 1 N m, over the model
-        # inertia 36 times below the tooled wrist's (7e3 rad/s^2, as large as the bounds),
-        # became a relay on joint7 lagged by the estimate: 2 rad/s within 5 ms of the service's
-        # start, the estimate refused (issue 52's case). All in joint_bounds (compiled)
+        # model lacks is estimated (``unknown_load``: a tool) the estimate is the tool's weight
+        # and the model's errors (the friction the model has and the arm lacks reads as a push
+        # along the motion that flips with it), and no bound takes it (``apply`` passes zero).
+        # A light wrist's command is then cut to what moves its model inertia (xarm7's joint7,
+        # 1.4e-4 kg m^2: 0.04 N m against a 1.5 kg tool's 0.5) and the tool hangs, up to 0.3 rad
+        # from a pose, until the service's first fit is carried. Counted both ways, that
+        # flipping 1 N m over the model inertia, 36 times below the tooled wrist's (7e3 rad/s^2,
+        # as large as the bounds), became a relay lagged by the estimate: joint7 at 2 rad/s
+        # within 5 ms of the service's start (issue 52's case). All in joint_bounds (compiled)
         out = np.ascontiguousarray(out, dtype=float)
         bound = set()
         for attempt in range(FRAME_PASSES):
