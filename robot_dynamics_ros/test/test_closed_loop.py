@@ -121,7 +121,8 @@ def test_the_demo_fails_when_the_simulation_halts(tmp_path, capsys):
 
 
 @pytest.mark.parametrize('arm, mode, lockstep', [
-    ('xarm7', 'cartesian_impedance', True), ('kinova', 'operational_space', True)])
+    ('xarm7', 'cartesian_impedance', True), ('xarm7', 'cartesian_impedance', False),
+    ('kinova', 'operational_space', True)])
 def test_the_task_demo_moves_a_frame_round_a_square(tmp_path, capsys, monkeypatch, arm, mode,
                                                     lockstep):
     """
@@ -143,10 +144,14 @@ def test_the_task_demo_moves_a_frame_round_a_square(tmp_path, capsys, monkeypatc
     target may reach the controller's executor a few steps into its 10 ms).
     And this process stalls for 0.8 s at the first corner, as a busy core stalls it: xarm7
     0.65 / 2.38 mm; free-running (before) the same stall made 8.58 / 51.5 mm.
+    xarm7 also in real time (issue 53), without that stall (the arm runs on while the stream
+    stops: what it checks is the lockstep runs'): 10 of 10 beside a busy core, 0.62-0.78 mm RMS,
+    2.06-2.99 mm at most.
     """
     from robot_dynamics_ros.nodes import closed_loop
-    monkeypatch.setattr(closed_loop, 'run_task',
-                        functools.partial(closed_loop.run_task, stall=(2.0, 0.8)))
+    if lockstep:
+        monkeypatch.setattr(closed_loop, 'run_task',
+                            functools.partial(closed_loop.run_task, stall=(2.0, 0.8)))
     urdf = os.path.join(erd_root(), ROBOTS[arm])
     plot = tmp_path / f'{arm}.png'
     assert demo.main(['--task', '--urdf', urdf, '--mode', mode, '--max-error', '0.025',
