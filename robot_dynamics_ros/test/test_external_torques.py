@@ -16,7 +16,7 @@
 External torques without a torque sensor, over DDS: both nodes as processes.
 
 simulator_node simulates panda (1 kHz, /clock), feedforward_node holds it by computed torque (no
-trajectory, default gains) and runs the momentum observer (default gain 50 1/s, torques from
+trajectory, default gains) and runs the momentum observer (default gain 200 1/s, torques from
 the simulator's joint_states effort). A 20 N force on panda_hand for 1 s through
 ~/apply_wrench must show on ~/external_torques as J^T F at the held pose within 5 % of its
 largest component (+0.2 N m) from 5/K_O after the push starts until it ends, and stay below
@@ -401,7 +401,7 @@ def test_detection_arms_only_once_the_estimate_is_under_the_thresholds(tmp_path)
         assert not events, ctrl.log()
         assert 'collision detection not armed yet' in ctrl.log(), ctrl.log()
         assert 'collision detection armed' not in ctrl.log(), ctrl.log()
-        # the drives hold the arm: r decays (1/K_O = 20 ms) under the thresholds: armed
+        # the drives hold the arm: r decays (1/K_O = 5 ms) under the thresholds: armed
         assert drive(g, 10, lambda: 'collision detection armed' in ctrl.log()), ctrl.log()
         # and on to zero: 50 time constants take 1 s where every interval counts; under load the
         # observer holds over the irregular ones this loop sends (3.2e-5 N m left after 1 s

@@ -462,7 +462,7 @@ def test_an_estimate_still_converging_is_not_steady():
             drift, allowed, k, mean = _drift(ramp)
             assert (drift <= allowed) == steady, (j, share, drift, allowed, k)
         assert k == j and mean == pytest.approx([9.7, 7.4, 1.7][j])   # the joint it names
-    # still converging: a step of 6 N m decaying with 80 ms, slower than 1/K_O = 20 ms, as over
+    # still converging: a step of 6 N m decaying with 80 ms, slower than 1/K_O (5 ms), as over
     # DDS on a starved machine where the observer holds over late joint_states
     drift, allowed, k, _ = _drift(np.array([9.7, 7.4, 1.7]) - 6.0 * np.exp(-(t + 0.05) / 0.08))
     assert drift > allowed, (drift, allowed)

@@ -828,7 +828,7 @@ class LimitLayer:
         A joint faster than CROSSED_SPEED times its velocity bound, or past its hard position
         limit: the bounds act from the state and the observer's estimate, a command late, so a
         push faster than the estimate follows (a light joint: so101's shoulder at its velocity
-        limit 5 ms into a push, the estimate taking 20 ms), larger than the effort limits can
+        limit 5 ms into a push, the estimate taking 5-20 ms), larger than the effort limits can
         counter, or a command delayed (a stall) can carry a joint past them. Said, not hidden.
         """
         edge, model = self._edge, self.model

@@ -145,7 +145,7 @@ def observer_follow(lagged, x, gain, dt):
 class MomentumObserver:
     """External joint torques of model (with its payload and armature) from q, qd and tau."""
 
-    def __init__(self, model, gain=50.0, max_interval=np.inf, gap_factor=DEFAULT_GAP_FACTOR):
+    def __init__(self, model, gain=200.0, max_interval=np.inf, gap_factor=DEFAULT_GAP_FACTOR):
         self.model = model
         g = np.asarray(gain, dtype=float).ravel()
         if g.size == 1:

@@ -66,7 +66,7 @@ WINDOW = (0.4, 0.6)
 MOVE_TIME = 1.0                 # s per move between poses (quintic, rest to rest), at least
 MOVE_SPEED = 1.2                # rad/s (m/s): the fastest a move between poses goes (its peak)
 QUINTIC_PEAK = 1.875            # a rest-to-rest quintic's peak speed over its mean
-SETTLE = 0.15                   # s after a move ends before the next (5 / K_O at 50 1/s: 0.1)
+SETTLE = 0.15                   # s after a move ends before the next (5 / K_O: 0.025 s at 200 1/s)
 # The service's own gains while it moves the arm (``take_over``, ``carry``). Computed torque
 # makes each joint a double integrator of natural frequency w = sqrt(kp), critically damped
 # (kd = 2 w). With the command a period T late the loop is stable up to w T = 0.4, up to 0.25 if

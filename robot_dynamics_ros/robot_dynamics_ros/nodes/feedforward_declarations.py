@@ -87,9 +87,9 @@ PARAMETERS = {
     'observer.enabled': (bool, True, 'estimate the external joint torques with the '
                                      'generalized-momentum observer, on ~/external_torques',
                          False),
-    'observer.gain': ('float[]', [50.0], 'observer gain K_O (1/s; one for all or one per model '
-                                         'joint): the estimate follows the external torques '
-                                         'with time constant 1/K_O', False),
+    'observer.gain': ('float[]', [200.0], 'observer gain K_O (1/s; one for all or one per model '
+                                          'joint): the estimate follows the external torques '
+                                          'with time constant 1/K_O', False),
     'observer.torque_source': (str, 'auto', 'the motor torques the observer takes: measured (the '
                                             'effort field of joint_states), commanded (what this '
                                             'node last sent, plus g(q) with '
