@@ -356,6 +356,8 @@ def balance(arm):
     """Held 2 cm into a block by a PD, at rest: |rnea(contacts) - tau| / |tau - g|."""
     xml, model, q0 = arm_with_probe(arm)
     geometry = arm_geometry(model, xml, MESHES)
+    if arm in ARMATURE:         # the rotors the press rig gives the arm (kinova's bare wrist,
+        model = model.with_armature(ARMATURE[arm])     # PD-held on the block, diverged in 10 ms)
     x, y, z = lowest(model, geometry, q0, 'probe')
     block = World.parse(f'shapes: [{{name: block, type: box, size: [0.2, 0.2, 0.1], '
                         f'xyz: [{x}, {y}, {z - 0.055}]}}]')
