@@ -27,10 +27,11 @@ panda starts at its ready pose, off its stops (a stop is an external torque too)
 with J^T F through the observer's first-order filter (the arm gives under the push and r lags
 that); `auto` takes the simulator's measured efforts in real time, `commanded` runs with the
 simulator in lockstep (each command acts from the next state on), `current` too (measured efforts
-in A with offsets). Measured on this 2-core machine: 0.013 to
-0.036 N m from the filtered J^T F when it is quiet, up to 0.24 N m with the suite's load (0.29 to
-0.32 N m from the raw one) on |J^T F| ~ 4 N m; at rest before the push up to 1.1e-5 N m, 0.5 s
-after it below 2e-3 N m; the CollisionEvent 18 ms after the push (in lockstep: its 50 ms are the
+in A with offsets). Measured on this 2-core machine at the default gain 200: 0.014 N m from the
+filtered J^T F when it is quiet (0.082 N m from the raw one) on |J^T F| ~ 4 N m, the
+CollisionEvent 5 ms after the push; at gain 50 0.013 to 0.036 N m quiet, up to 0.24 N m with the
+suite's load (0.29 to 0.32 N m from the raw one), the CollisionEvent 18 ms after the push; at rest
+before the push up to 1.1e-5 N m, 0.5 s after it below 2e-3 N m (in lockstep: its 50 ms are the
 arm's time, which a starved real-time loop stretches). Intervals where the
 controller skipped joint_states are left out by the observer itself (r held over them, as its
 docstring promises): the filtered J^T F is held over the same intervals (``ObservedFilter``),
@@ -65,7 +66,7 @@ from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS  # noqa
 from conftest import ROBOTS, erd_root  # noqa: E402
 from ros_harness import DrainingExecutor, NodeProcess, spin_executor, spin_once  # noqa: E402
 
-K = 50.0
+K = PARAMETERS['observer.gain'][1][0]   # the node's default gain (1/s), which the test runs
 FORCE = np.array([20.0, 0.0, 0.0, 0.0, 0.0, 0.0])      # N in panda_hand's frame
 
 
