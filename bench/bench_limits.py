@@ -59,12 +59,12 @@ the command's own compensation and the observer's estimate. Not held: feedforwar
 asks the shoulder's torque to turn faster than the torque rate limit lets it, and the bounds, a
 millisecond ahead, cannot slow the elbow early enough). Outside the default arms (``--arms
 xarm7 z1 so101``), not listed: z1 (1-2 N m of Coulomb friction and 1-2 N m s/rad of damping on
-light wrists) runs its tool 19-24 % over the tool speed in the task modes and 15 % towards a wall
+light wrists) runs its tool 20-24 % over the tool speed in the task modes and 15 % towards a wall
 by hand (its elbow and wrist, parallel axes, turning against each other's friction drive the
 tool along its velocity while the bound, which counts friction only through the observer's
 lagged estimate, predicts braking; issue #52); so101 (0.5 kg, 3e-3 kg m^2 at its shoulder)
 reaches v_max within 5 ms of a 20 N push, as the observer's estimate of it (5 ms at the default
-gain) lets the bounds count it, and its tool runs 2.3-12 times the tool speed in the task modes.
+gain) lets the bounds count it, and its tool runs 2.4-12 times the tool speed in the task modes.
 xarm7 holds every row since the observer's default gain went from 50 to 200 1/s (it ran a
 joint 3 % over v_max and its tool 4-18 % over; kinova's hand guiding, 8 % and 13 %, too).
 """

@@ -26,13 +26,13 @@ from .task_space import PROJECTORS, TASK_MODES, TaskSpaceLaw
 from .laws import JOINT_LAWS, REACTION_LAWS
 from .limits import LIMIT_DEFAULTS, LimitLayer, LimitSettings
 from .force import FORCE_DEFAULTS, ForceLoop, ForceSettings, SensorInput
-from .observer import REACTIONS, MomentumObserver, over_threshold
+from .observer import DEFAULT_GAIN as OBSERVER_GAIN, REACTIONS, MomentumObserver, over_threshold
 from .feasibility import Feasibility, check as check_trajectory
 from .trajectory import JointTrajectory, quintic
 
 __all__ = ['Controller', 'default_joints', 'payload_model', 'shared_joints', 'unknown_joint_keys',
            'MODES', 'JOINT_LAWS', 'REACTION_LAWS',
-           'TIMEOUT_BEHAVIOURS', 'JointTrajectory', 'quintic', 'MomentumObserver',
+           'TIMEOUT_BEHAVIOURS', 'JointTrajectory', 'quintic', 'MomentumObserver', 'OBSERVER_GAIN',
            'REACTIONS', 'over_threshold', 'Feasibility', 'check_trajectory',
            'JOINT_MODES', 'TASK_MODES', 'TASK_DEFAULTS', 'PROJECTORS', 'TaskSpaceLaw',
            'default_task_frame', 'LIMIT_DEFAULTS', 'LimitLayer', 'LimitSettings',

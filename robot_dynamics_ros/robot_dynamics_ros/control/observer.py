@@ -53,6 +53,7 @@ T0, TB, HAS_LAST, HAS_BEFORE, INTEGRATED, SKIPPED, MAX_INTERVAL, GAP_FACTOR, COU
 #                                       sc: times of the last two samples, flags, counters, limits
 WINDOW = 15                             # iv: the recent intervals (a ring) and a sorting scratch
 DEFAULT_GAP_FACTOR = 3.0                # an interval this many times the recent median is a gap
+DEFAULT_GAIN = 200.0                    # K_O (1/s): observer.gain's default (observer.md: why)
 
 _F1, _F2 = (types.Array(types.float64, d, 'C') for d in (1, 2))
 
@@ -145,7 +146,8 @@ def observer_follow(lagged, x, gain, dt):
 class MomentumObserver:
     """External joint torques of model (with its payload and armature) from q, qd and tau."""
 
-    def __init__(self, model, gain=200.0, max_interval=np.inf, gap_factor=DEFAULT_GAP_FACTOR):
+    def __init__(self, model, gain=DEFAULT_GAIN, max_interval=np.inf,
+                 gap_factor=DEFAULT_GAP_FACTOR):
         self.model = model
         g = np.asarray(gain, dtype=float).ravel()
         if g.size == 1:

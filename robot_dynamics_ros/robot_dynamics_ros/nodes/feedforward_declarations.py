@@ -20,8 +20,8 @@ and ``--help``, the docs and the README's tables are rendered from it. What a va
 number or one word must be is its rule in ``control.configuration`` (``constraint``), which
 the node checks values by and shows in the descriptors, ``--help`` and the docs.
 """
-from ..control import (FORCE_DEFAULTS, LIMIT_DEFAULTS, MODES, PROJECTORS, TASK_DEFAULTS,
-                       TIMEOUT_BEHAVIOURS, configuration)
+from ..control import (FORCE_DEFAULTS, LIMIT_DEFAULTS, MODES, OBSERVER_GAIN, PROJECTORS,
+                       TASK_DEFAULTS, TIMEOUT_BEHAVIOURS, configuration)
 from .shared_declarations import FILE_PARAMETERS
 
 
@@ -87,9 +87,10 @@ PARAMETERS = {
     'observer.enabled': (bool, True, 'estimate the external joint torques with the '
                                      'generalized-momentum observer, on ~/external_torques',
                          False),
-    'observer.gain': ('float[]', [200.0], 'observer gain K_O (1/s; one for all or one per model '
-                                          'joint): the estimate follows the external torques '
-                                          'with time constant 1/K_O', False),
+    'observer.gain': ('float[]', [OBSERVER_GAIN], 'observer gain K_O (1/s; one for all or one per '
+                                                  'model joint): the estimate follows the '
+                                                  'external torques with time constant 1/K_O',
+                      False),
     'observer.torque_source': (str, 'auto', 'the motor torques the observer takes: measured (the '
                                             'effort field of joint_states), commanded (what this '
                                             'node last sent, plus g(q) with '
