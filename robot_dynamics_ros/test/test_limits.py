@@ -200,6 +200,29 @@ def test_an_external_push_towards_a_limit_counts_one_away_does_not(ur5):
     np.testing.assert_allclose(out, h)
 
 
+def test_a_joint_pushed_past_its_velocity_limit_is_brought_back_against_the_push(ur5):
+    """
+    Over v_max and pushed on: the push counts against the joint's whole braking (#52).
+
+    The wrist twice over its limit, pushed on harder than the deceleration from +v_max to
+    -v_max in T (a light wrist under a hand: so101's wrist_roll ran to 3.4 v_max). The other
+    side's bound, which does not count the push, capped the braking at reaching -v_max in T
+    (the bounds crossed, the middle taken): the joint only coasted down.
+    """
+    lim = layer(ur5, max_torque_rate=[np.inf])
+    q, qd = UR5_POSE, np.zeros(6)
+    vmax = ur5.velocity_limits[5]
+    qd[5] = 2.0 * vmax
+    h = bias_torques(ur5, q, qd)
+    push = np.zeros(6)
+    push[5] = 12.0
+    assert np.linalg.solve(crba(ur5, q), push)[5] > 2.0 * vmax / lim.T     # the bounds cross
+    out = lim.apply(h, q, qd, 0.0, external=push)
+    a = accelerations(ur5, q, qd, out + push)
+    assert a[5] == pytest.approx((vmax - qd[5]) / lim.T, rel=1e-6)     # back in T, push and all
+    assert lim.active == (('wrist_3_joint', 'velocity'),)
+
+
 def test_an_arm_held_still_does_not_tighten_its_bounds_by_its_own_push_back(ur5):
     """Brakes on past a soft limit: the push back shows as external, and must not escalate."""
     lim = layer(ur5, max_torque_rate=[np.inf])

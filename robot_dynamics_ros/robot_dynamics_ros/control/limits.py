@@ -50,6 +50,8 @@ cause (a velocity servo with time constant ``response_time``, T below):
 - **External torques**: an estimate of them (the momentum observer's) enters each bound where
   it pushes towards the limit (never where it would loosen one), while the joint moves towards
   it: a steady push (hand guiding, a person leaning on the arm) is held off, not only damped.
+  The opposite bound does not count it, and yields where the two would cross (a joint far over
+  its limit, pushed on: its braking is not capped at what reaches the other limit in T).
   While ``~/estimate_payload`` runs (``unknown_load``) the estimate is of a tool the model
   lacks and of the model's errors, not of a push, and no bound takes it (see ``apply``).
 - **Effort** (the effort limits) and **torque rate**: each effort changes by at most
@@ -288,10 +290,16 @@ def _velocity_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rat
             a_r += Minv[j, m] * r[m]
         hi = _acceleration_bound_one(v_hi - qd[j], T, jerk)
         lo = -_acceleration_bound_one(qd[j] - v_lo, T, jerk)
-        if qd[j] > 0.0:                 # only for a joint moving towards that bound
+        # the push only for a joint moving towards that bound; the other side's bound, which
+        # does not count it, then yields where they cross: so101's wrist_roll at 3.4 v_max,
+        # pushed on by more than a braking from +v_max to -v_max in T, was capped at that
+        # braking (the middle of the crossed bounds) and coasted down (issue #52)
+        if qd[j] > 0.0:
             hi -= max(a_r, 0.0)
+            lo = min(lo, hi)
         if qd[j] < 0.0:
             lo -= min(a_r, 0.0)
+            hi = max(hi, lo)
         a_hi[j], a_lo[j] = hi, lo
         kind[j] = (1.0 if v_hi < vmax[j] else 0.0) + (2.0 if v_lo > -vmax[j] else 0.0)
 
@@ -405,7 +413,7 @@ def joint_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P
         for j in range(k):
             over, under = a[j] > a_hi[j] + 1e-9, a[j] < a_lo[j] - 1e-9
             if over and under:
-                d = 0.5 * (a_lo[j] + a_hi[j]) - a[j]         # bounds crossed: the middle
+                d = 0.5 * (a_lo[j] + a_hi[j]) - a[j]         # crossed (not by a push): the middle
             elif over:
                 d = a_hi[j] - a[j]
                 side[j] = 1.0
