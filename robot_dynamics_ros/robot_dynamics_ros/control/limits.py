@@ -82,7 +82,7 @@ from typing import NamedTuple
 from numba import njit, types
 import numpy as np
 
-from ..dynamics import frame_jacobian, frame_placement, gravity_torques
+from ..dynamics import crba, frame_jacobian, frame_placement, gravity_torques
 from ..dynamics.model import PRISMATIC
 from ..dynamics.kernels import entry_point, HandC_H, ID, split_data
 from ..dynamics.values import Each, Number, read_only
@@ -553,6 +553,14 @@ class Resistance(NamedTuple):
     gravity: float      # its gravity torque there
 
 
+class SuddenPush(NamedTuple):
+    """The push that outruns the external-torque estimate at a pose (LimitLayer.sudden_push)."""
+
+    force: float        # N, in the direction that accelerates ``joint`` most
+    joint: str          # the joint it takes to its velocity bound first
+    within: float       # s: in this long, from rest
+
+
 @dataclass(frozen=True)
 class LimitSettings:
     """
@@ -704,6 +712,27 @@ class LimitLayer:
         force = np.where(lever > 1e-9, spare / np.maximum(lever, 1e-9), math.inf)
         j = int(np.argmin(force))
         return Resistance(float(force[j]), self.names[j], float(self.effort[j]), float(g[j]))
+
+    def sudden_push(self, q, within):
+        """
+        Return the push at the frame that takes a joint to its velocity bound ``within`` s.
+
+        From rest at ``q``, a force arriving at once (a SuddenPush): per commanded joint its
+        velocity bound over ``within`` times its acceleration per newton in the direction that
+        accelerates it most (the norm of its row of M^-1 J^T, the commanded joints' M and the
+        frame's linear J), the least of them. The bounds count a push only through its estimate
+        (the observer's, which follows it with the time constant 1/K_O): a larger push, arriving
+        faster than that, carries a joint past its velocity bound before they do (so101's
+        wrist_roll, 5e-5 kg m^2: 3.8 N in 5 ms; issue #52). inf: no joint moves the frame.
+        """
+        c = self.cmd
+        J = frame_jacobian(self.model, q, self.frame)[:3][:, c]
+        M = crba(self.model, q)[np.ix_(c, c)]
+        per_newton = np.linalg.norm(np.linalg.solve(M, J.T), axis=1)
+        with np.errstate(divide='ignore'):
+            force = np.where(per_newton > 1e-12, self.vmax / (within * per_newton), math.inf)
+        j = int(np.argmin(force))
+        return SuddenPush(float(force[j]), self.names[j], float(within))
 
     def outside(self, q):
         """Return why the frame at q is outside the workspace box (None: inside or no box)."""

@@ -515,6 +515,19 @@ class ControlLoop:
                           f'{held.force:.3g} N in its weakest direction ({held.joint}: effort '
                           f'limit {held.effort:.3g} less {abs(held.gravity):.3g} of gravity); a '
                           f'larger push overpowers the arm, and no limit holds it', 'info')
+        if self.observer is not None and held.force > 0:
+            # a push the arm resists may still outrun its estimate, which the bounds count
+            sudden = layer.sudden_push(self.ctrl.q, 1.0 / float(np.min(self.observing.gain)))
+            if sudden.force < held.force:
+                self.log.once(('sudden push', self.ctrl.base_model.name, layer.frame),
+                              f'limits: at this pose a push on {layer.frame} above '
+                              f'{sudden.force:.3g} N, arriving at once, takes {sudden.joint} '
+                              f'from rest to its velocity limit within '
+                              f'{sudden.within * 1e3:.3g} ms, the time constant of the '
+                              f'observer (1 / observer.gain), whose estimate the bounds '
+                              f'count pushes by: such a push crosses that limit before they '
+                              f'act (set armature if the URDF lacks the rotor inertia)',
+                              'warning')
 
     def _check_box(self):
         """On the first full state: a workspace box the frame is outside of is not used."""
