@@ -42,7 +42,7 @@ from .controller import JOINT_MODES
 from .force import AXIS_NAMES, FRICTION_SHARE, REARM_PAUSE, friction_band
 from .observer import over_threshold
 from .shaping import CommandShaper
-from .task_space import TASK_MODES
+from .task_space import TASK_MODES, task_bandwidth
 from .trajectory_goal import (ABORTED, CANCELED, CODE_NAMES as CODES, INVALID_GOAL,
                               OLD_HEADER_TIMESTAMP, PATH_TOLERANCE_VIOLATED, SUCCEEDED,
                               SUCCESSFUL, Goal, Refused, tables as goal_tables,
@@ -56,11 +56,14 @@ from .trajectory_goal import (ABORTED, CANCELED, CODE_NAMES as CODES, INVALID_GO
 # the clock is taken then, with a warning.
 STAMP_TOLERANCE = 0.5   # s
 # A task stiffness K on an axis of task-space inertia Lambda has the natural frequency
-# w = sqrt(K / Lambda); with the loop's period T (joint_states to command, and the delay that
-# comes with it) a w T above this is worth a warning: the critically damped loop's damping gain
-# 2 w acts a period late (the issue's case: a bare URDF wrist, 0.001 kg m^2 at 30 N m/rad, w T
+# w = sqrt(K / Lambda) (of the coupled axes: task_bandwidth); with the loop's period T
+# (joint_states to command, and the delay that comes with it) a w T above this is worth a
+# warning: the critically damped loop's damping gain 2 w acts a period late (the issue's case: a bare URDF wrist, 0.001 kg m^2 at 30 N m/rad, w T
 # = 0.17-0.35 at 1-2 ms, oscillated).
 BANDWIDTH_LIMIT = 0.1
+# and a damping that takes more than this share of the velocity per period, a period late, rings
+# (v' = -d v acting a period T late: complex roots above d T = 0.25, unstable above 1)
+DAMPING_LIMIT = 0.25
 # joint_states without a model for this long (s) is worth a warning; a healthy launch gets its
 # description a little after the first joint_states (DDS matching), up to ~2.9 s measured
 NO_MODEL_GRACE = 3.0
@@ -1114,19 +1117,17 @@ class ControlLoop:
                                            f'target where it got to', 0.0)
 
     def _bandwidth(self):
-        """Warn when the task stiffness asks a bandwidth the loop's period cannot hold."""
+        """Warn when the task law asks a bandwidth the loop's period cannot hold."""
         law, period = self.ctrl.law, self.period()
         if law is None or period is None:
             return
-        lam = np.maximum(np.diag(law.lambda_), 1e-12)
-        w = np.sqrt(law.stiffness / lam)
-        axis = int(np.argmax(w))
-        if w[axis] * period > BANDWIDTH_LIMIT:
+        w, d, axis = task_bandwidth(law)
+        if w * period > BANDWIDTH_LIMIT or d * period > DAMPING_LIMIT:
             names = ('x', 'y', 'z', 'rotation x', 'rotation y', 'rotation z')
             self.log.warning(
-                'bandwidth', f'task.stiffness {law.stiffness[axis]:g} on {names[axis]} with a '
-                f'task-space inertia of {lam[axis]:.3g} ({"kg" if axis < 3 else "kg m^2"}) is a '
-                f'natural frequency of {w[axis]:.0f} rad/s: {w[axis] * period:.2f} rad per '
-                f'loop period ({period * 1e3:.1f} ms), above {BANDWIDTH_LIMIT}: the loop may '
-                f'oscillate; lower the stiffness, or set armature (the rotor inertia) if the '
-                f'URDF lacks it', 30.0)
+                'bandwidth', f'the task law\'s fastest mode, mostly along {names[axis]} '
+                f'(task.stiffness {law.stiffness[axis]:g} there), has a natural frequency of '
+                f'{w:.0f} rad/s: {w * period:.2f} rad per loop period ({period * 1e3:.1f} ms), '
+                f'and its damping a rate of {d:.0f} 1/s: {d * period:.2f} per period (above '
+                f'{BANDWIDTH_LIMIT} and {DAMPING_LIMIT} the loop may oscillate); lower the '
+                f'stiffness, or set armature (the rotor inertia) if the URDF lacks it', 30.0)

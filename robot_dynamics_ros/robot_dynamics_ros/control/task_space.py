@@ -90,7 +90,7 @@ def _param_layout(k):
 
 def _work_size(n, k):
     """Size of the workspace W: outputs first (see ``TaskSpaceLaw``), then scratch."""
-    return 16 + 6 + 6 + 6 + 36 + n + n * n + 6 * n + 6 * k + k * k + 6 * k + 36 + 36 + 3 * k + 13
+    return 16 + 6 + 6 + 6 + 36 + n + n * n + 6 * n + 6 * k + k * k + 6 * k + 36 + 36 + 3 * k + 19
 
 
 @njit(cache=True, inline='always')
@@ -240,6 +240,7 @@ def TaskLaw(model, ws, wc, q, qd, F, P, X, W, tau):
     for r in range(6):
         K = P[o_K + r]
         D = max(2.0 * P[o_z + r] * math.sqrt(K * max(Lam[r, r], 0.0)), P[o_dm + r])
+        W[W.shape[0] - 7 + r] = D                      # an output: the damping used
         f[r] = K * e[r] + D * (X[X_V + r] - v[r]) + X[X_W + r]
         g[r] = X[X_A + r] - jdqd[r]
     if mode == 1.0:
@@ -328,13 +329,38 @@ def limit_command(tau, cmd, limits, out, clamped):
     return any_clamped
 
 
+def task_bandwidth(law):
+    """
+    Return (w, d, axis) of the task law at its last call's state: how fast its loop must act.
+
+    About a still target the closed loop is Lambda x'' + D x' + K x = 0 (D, K diagonal): w
+    (rad/s) is its fastest natural frequency, the root of the largest eigenvalue of Lambda^-1 K;
+    d (1/s) the damping's fastest rate, the largest of Lambda^-1 D; ``axis`` the one the fastest
+    mode moves most along (0-2 x y z, 3-5 about them). Axis by axis, sqrt(K_i / Lambda_ii) can
+    be far below w: near a singularity Lambda_ii takes the mass of a direction the axis barely
+    moves along (so101's jaw, 5 joints and a gripper: 0.18 rad per 1 ms period by its axes,
+    1.81 coupled, and its damping 49 per period, set from those Lambda_ii).
+    """
+    inv = np.linalg.inv(law.lambda_)
+
+    def fastest(gains):
+        s = np.sqrt(np.maximum(gains, 0.0))
+        values, vectors = np.linalg.eigh(s[:, None] * inv * s[None, :])
+        return max(float(values[-1]), 0.0), vectors[:, -1]
+
+    w2, mode = fastest(law.stiffness)
+    d, _ = fastest(law.damping)
+    return math.sqrt(w2), d, int(np.argmax(np.abs(mode)))
+
+
 class TaskSpaceLaw:
     """
     The task-space law of one frame for the commanded joints ``cmd`` (model indices) of ``model``.
 
     Configure with ``set_*``; ``torques(q, qd)`` returns every model joint's torque (the
     commanded ones' with the law, the others' c + g). After a call, ``pose`` (4x4), ``error``
-    (6), ``velocity`` (6, J qd), ``jacobian`` (6 x n), ``lambda_`` (6x6) are those of that state.
+    (6), ``velocity`` (6, J qd), ``jacobian`` (6 x n), ``lambda_`` (6x6), ``damping`` (6: D) are
+    those of that state.
     Vectors are [linear; angular], root axes.
     """
 
@@ -356,6 +382,7 @@ class TaskSpaceLaw:
         self.lambda_ = self.W[34:70].reshape(6, 6)
         o = 70 + n + n * n
         self.jacobian = self.W[o:o + 6 * n].reshape(6, n)
+        self.damping = self.W[-7:-1]            # D (the diagonal) the last call used
         # views of P and X for a control loop's updates (no checks: set_* check)
         lay = self._layout
         self.stiffness = self.P[lay['K']:lay['K'] + 6]
