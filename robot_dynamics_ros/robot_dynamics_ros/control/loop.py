@@ -58,8 +58,8 @@ STAMP_TOLERANCE = 0.5   # s
 # A task stiffness K on an axis of task-space inertia Lambda has the natural frequency
 # w = sqrt(K / Lambda) (of the coupled axes: task_bandwidth); with the loop's period T
 # (joint_states to command, and the delay that comes with it) a w T above this is worth a
-# warning: the critically damped loop's damping gain 2 w acts a period late (the issue's case: a bare URDF wrist, 0.001 kg m^2 at 30 N m/rad, w T
-# = 0.17-0.35 at 1-2 ms, oscillated).
+# warning: the critically damped loop's damping gain 2 w acts a period late (the issue's case:
+# a bare URDF wrist, 0.001 kg m^2 at 30 N m/rad, w T = 0.17-0.35 at 1-2 ms, oscillated).
 BANDWIDTH_LIMIT = 0.1
 # and a damping that takes more than this share of the velocity per period, a period late, rings
 # (v' = -d v acting a period T late: complex roots above d T = 0.25, unstable above 1)
