@@ -223,6 +223,63 @@ def test_a_joint_pushed_past_its_velocity_limit_is_brought_back_against_the_push
     assert lim.active == (('wrist_3_joint', 'velocity'),)
 
 
+def test_a_push_that_brakes_a_joint_loosens_its_bound_as_far_as_its_end_is_caught(ur5):
+    """
+    The elbow at half its velocity limit, moving up, braked by a push; the command asks more.
+
+    Not counted (before, and with no estimate time), the command alone may accelerate the
+    elbow at (v_max - qd) / T, and the push then leaves less. Counted, at most as far as the
+    elbow, the push ending at once, would not pass v_max within the estimate's time constant:
+    (v_max - qd) / estimate_time. And only what the loop passes as ``braking`` (z1's tool slid
+    along a floor at 1.14 of its speed: the hand's push through the wall, braking its wrist, was
+    not counted, and the wrist's bound undid the tool speed's braking).
+    """
+    lim = layer(ur5, max_torque_rate=[np.inf])
+    q, qd = UR5_POSE, np.zeros(6)
+    vmax = ur5.velocity_limits[2]
+    qd[2] = 0.5 * vmax
+    h = bias_torques(ur5, q, qd)
+    ask = h + np.array([0.0, 0.0, 140.0, 0.0, 0.0, 0.0])       # far beyond every bound
+    servo = (vmax - qd[2]) / lim.T
+    Minv = np.linalg.inv(crba(ur5, q))
+    for push_elbow in (-5.0, -80.0):
+        push = np.zeros(6)
+        push[2] = push_elbow
+        a_b = (Minv @ push)[2]
+        out = lim.apply(ask, q, qd, 0.0, external=push)
+        assert accelerations(ur5, q, qd, out)[2] == pytest.approx(servo, rel=1e-6)
+        out = lim.apply(ask, q, qd, 1.0, external=push, braking=push, estimate_time=0.005)
+        expected = min(servo - a_b, (vmax - qd[2]) / 0.005)
+        assert accelerations(ur5, q, qd, out)[2] == pytest.approx(expected, rel=1e-6)
+        out = lim.apply(ask, q, qd, 2.0, external=push, braking=np.zeros(6),
+                        estimate_time=0.005)
+        assert accelerations(ur5, q, qd, out)[2] == pytest.approx(servo, rel=1e-6)
+    assert servo - a_b > (vmax - qd[2]) / 0.005 > servo       # the large push: capped
+
+
+def test_only_a_braking_both_views_of_the_estimate_agree_on_counts():
+    """
+    The loop's ``braking``: what the two views of the estimate agree on.
+
+    Per joint the lesser of the push (the estimate less the modelled friction as the estimate
+    lags it) and the estimate less the modelled friction now, where they agree in sign. An arm without the friction its model has shows a braking in the first
+    while a joint slows down (the viscous part's lag) and none in the second: not counted
+    (xarm7 without its URDF's damping, tenfold task stiffness: the tool at 1.86 of its speed).
+    """
+    model = RobotModel.from_urdf(robot_urdf('xarm7'))
+    loop = loop_with(model)
+    ctrl = loop.ctrl
+    ctrl.qd[:] = 0.5
+    friction = ctrl.model_friction(ctrl.qd)
+    raw = friction + 1.0                    # the estimate: 1 N m beyond the modelled friction
+    pushed = np.full(model.n, -2.0)         # the lagged view: braking
+    braking = loop._braking(raw, pushed)
+    np.testing.assert_allclose(braking, 0.0)                  # the views disagree
+    pushed = np.full(model.n, 3.0)
+    np.testing.assert_allclose(loop._braking(raw, pushed), 1.0)       # the lesser
+    np.testing.assert_allclose(loop._braking(friction - 0.5, np.full(model.n, -2.0)), -0.5)
+
+
 def test_an_arm_held_still_does_not_tighten_its_bounds_by_its_own_push_back(ur5):
     """Brakes on past a soft limit: the push back shows as external, and must not escalate."""
     lim = layer(ur5, max_torque_rate=[np.inf])

@@ -51,7 +51,10 @@ cause (a velocity servo with time constant ``response_time``, T below):
   it pushes towards the limit (never where it would loosen one), while the joint moves towards
   it: a steady push (hand guiding, a person leaning on the arm) is held off, not only damped.
   The opposite bound does not count it, and yields where the two would cross (a joint far over
-  its limit, pushed on: its braking is not capped at what reaches the other limit in T).
+  its limit, pushed on: its braking is not capped at what reaches the other limit in T). A
+  push that brakes the joint loosens the bound it moves towards only as far as its sudden end
+  would be caught within the estimate's time constant, and only the part the loop's two views
+  of it agree on (``apply``'s ``braking`` and ``estimate_time``).
   While ``~/estimate_payload`` runs (``unknown_load``) the estimate is of a tool the model
   lacks and of the model's errors, not of a push, and no bound takes it (see ``apply``).
 - **Effort** (the effort limits) and **torque rate**: each effort changes by at most
@@ -269,7 +272,7 @@ _I1 = types.Array(types.int64, 1, 'C')
 
 
 @njit(cache=True)
-def _velocity_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, T,
+def _velocity_bounds(x, qd, h, Minv, Mii, r, rb, lower, upper, kp, vmax, effort, rate, T, catch,
                      a_lo, a_hi, kind):
     """
     Write the accelerations the joints may have (``a_lo``, ``a_hi``) and the bounds' kinds.
@@ -285,28 +288,41 @@ def _velocity_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rat
         spare = _div(max(0.5 * (effort[j] - abs(h[j])), 0.1 * effort[j]), Mii[j])
         v_hi = _allowed_one(upper[j] - x[j], spare, jerk, kp[j], vmax[j])
         v_lo = -_allowed_one(x[j] - lower[j], spare, jerk, kp[j], vmax[j])
-        a_r = 0.0
+        a_r, a_b = 0.0, 0.0
         for m in range(k):
             a_r += Minv[j, m] * r[m]
+            a_b += Minv[j, m] * rb[m]
         hi = _acceleration_bound_one(v_hi - qd[j], T, jerk)
         lo = -_acceleration_bound_one(qd[j] - v_lo, T, jerk)
         # the push only for a joint moving towards that bound; the other side's bound, which
         # does not count it, then yields where they cross: so101's wrist_roll at 3.4 v_max,
         # pushed on by more than a braking from +v_max to -v_max in T, was capped at that
         # braking (the middle of the crossed bounds) and coasted down (issue #52)
+        # A push that brakes the joint loosens that bound only as far as its sudden end would
+        # be caught: the velocity bound not passed within ``catch`` (the estimate's time
+        # constant) at the acceleration the command then gives alone. Not at all before
+        # (z1 pushed onto a floor, sliding along it: its wrist's command, braked by the hand
+        # through the wall, was held to the rate its velocity servo asks alone, which undid
+        # the tool speed's braking: the tool at 1.14 of its speed, steadily)
         if qd[j] > 0.0:
-            hi -= max(a_r, 0.0)
+            if a_r > 0.0:
+                hi -= a_r
+            elif catch > 0.0 and a_b < 0.0:
+                hi = max(hi, min(hi - a_b, (v_hi - qd[j]) / catch))
             lo = min(lo, hi)
         if qd[j] < 0.0:
-            lo -= min(a_r, 0.0)
+            if a_r < 0.0:
+                lo -= a_r
+            elif catch > 0.0 and a_b > 0.0:
+                lo = min(lo, max(lo - a_b, (v_lo - qd[j]) / catch))
             hi = max(hi, lo)
         a_hi[j], a_lo[j] = hi, lo
         kind[j] = (1.0 if v_hi < vmax[j] else 0.0) + (2.0 if v_lo > -vmax[j] else 0.0)
 
 
 @entry_point(types.boolean(_F2, _F1, _F1, _F1, _F1, _F1, _F1, _F1, _F1, _F1, _F1, _F1, _F1,
-                           _F1, _F2))
-def joints_clear(Mcc, x, qd, h, Mii, r, lower, upper, kp, vmax, effort, rate, P, out, W):
+                           _F1, _F1, _F2))
+def joints_clear(Mcc, x, qd, h, Mii, r, rb, lower, upper, kp, vmax, effort, rate, P, out, W):
     """
     Return True when no joint's velocity bound is near what ``out`` asks: joint_bounds not needed.
 
@@ -349,7 +365,7 @@ def joints_clear(Mcc, x, qd, h, Mii, r, lower, upper, kp, vmax, effort, rate, P,
                     for m in range(k):
                         A[i, m] -= f * A[j, m]
                         Minv[i, m] -= f * Minv[j, m]
-    _velocity_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P[0],
+    _velocity_bounds(x, qd, h, Minv, Mii, r, rb, lower, upper, kp, vmax, effort, rate, P[0], P[1],
                      a_lo, a_hi, kind)
     for j in range(k):
         s, size = 0.0, 1.0
@@ -369,8 +385,8 @@ def joints_clear(Mcc, x, qd, h, Mii, r, lower, upper, kp, vmax, effort, rate, P,
 
 
 @entry_point(types.int64(_F1, _F1, _F1, _F2, _F1, _F1, _F1, _F1, _F1, _F1, _F1, _F1, _F1,
-                         _F1, _F1, _F1, _I1, _F2))
-def joint_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P, low, high,
+                         _F1, _F1, _F1, _F1, _I1, _F2))
+def joint_bounds(x, qd, h, Minv, Mii, r, rb, lower, upper, kp, vmax, effort, rate, P, low, high,
                  out, bound, W):
     """
     Keep the accelerations ``out`` makes within the joints' velocity bounds, in place.
@@ -379,7 +395,7 @@ def joint_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P
     joints at positions ``x`` and velocities ``qd``; ``h`` what holds them still (friction
     compensation included); ``Minv`` = ((M)_cc)^-1, ``Mii`` = diag((M)_cc); ``r`` the external
     torques; their soft limits, k_position, v_max, effort limits and torque rates; ``P`` =
-    (response_time,). ``out`` (within [``low``, ``high``]: the effort and
+    (response_time, estimate_time). ``out`` (within [``low``, ``high``]: the effort and
     rate limits) is corrected within them. On return ``bound[:count]`` lists the joints whose
     bound shaped the command, in the order they first did: j for a position bound, -1 - j for
     a velocity bound; returns count. ``W``: a (k + 6) x k workspace (or larger).
@@ -394,7 +410,7 @@ def joint_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P
     side = W[5 + k]
     for j in range(k):
         side[j] = 0.0
-    _velocity_bounds(x, qd, h, Minv, Mii, r, lower, upper, kp, vmax, effort, rate, P[0],
+    _velocity_bounds(x, qd, h, Minv, Mii, r, rb, lower, upper, kp, vmax, effort, rate, P[0], P[1],
                      a_lo, a_hi, kind)
     count = 0
     for _ in range(CORRECTIONS):
@@ -648,7 +664,8 @@ class LimitLayer:
         # no bound takes it, see apply
         self.unknown_load = False
         self._J = np.empty((6, model.n))
-        self._P = np.array([self.T])               # joint_bounds' parameters
+        # joint_bounds' parameters: response_time, estimate_time (apply's)
+        self._P = np.array([self.T, 0.0])
         self._W = np.empty((2 * k + 5, k))         # its and joints_clear's workspace
         self._bound = np.empty(2 * k, dtype=np.int64)
         # limit_terms' outputs and flags (hardware gravity, friction given; out of it: the
@@ -781,7 +798,8 @@ class LimitLayer:
         self._sent.last = (np.array(tau, dtype=float), now, received)
 
     # ---- the bounds ------------------------------------------------------------------------
-    def apply(self, tau, q, qd, now, external=None, friction=None, received=None):
+    def apply(self, tau, q, qd, now, external=None, friction=None, received=None, braking=None,
+              estimate_time=0.0):
         """
         Return the command ``tau`` (commanded joints) within every limit; ``active`` says which.
 
@@ -791,8 +809,13 @@ class LimitLayer:
         estimated external torques (model order) or None; ``friction``: the friction
         compensation in the command (model order), which the joints' friction takes again (z1's
         gripper, 1e-4 kg m^2 with 1 N m of friction: its compensation counted as acceleration
-        held it still).
+        held it still); ``braking``: what of ``external`` a bound may count where it brakes the
+        joint (None: ``external`` itself), ``estimate_time``: the estimate's time constant (s,
+        1 / K_O; 0: none is counted). Such a push loosens the bound the joint moves towards
+        only as far as the joint, were the push to end at once, would stay within it until the
+        estimate follows: the command alone at most (v_bound - qd) / estimate_time.
         """
+        self._P[1] = estimate_time
         model, c = self.model, self.cmd
         q = np.ascontiguousarray(q, dtype=float)
         qd = np.ascontiguousarray(qd, dtype=float)
@@ -836,12 +859,13 @@ class LimitLayer:
         hc, Mii, qdk, xk = self._rows
         r = self._r0 if external is None else np.asarray(external, dtype=float)[c]
         self.crossed = self._crossed(xk, qdk, r) if flags[6] > 0.5 else ()
+        rb = r if braking is None else np.ascontiguousarray(braking, dtype=float)[c]
         if self.unknown_load:           # a tool the model lacks, not a push (see _bounds)
-            r = self._r0
+            r = rb = self._r0
         if self.watches_frame or not joints_clear(
-                self._Mcc, xk, qdk, hc, Mii, r, self.lower, self.upper, self.kp, self.vmax,
+                self._Mcc, xk, qdk, hc, Mii, r, rb, self.lower, self.upper, self.kp, self.vmax,
                 self.effort, self.rate, self._P, out, self._W):
-            out, bound = self._bounds(out, q, r, low, high, active)
+            out, bound = self._bounds(out, q, r, rb, low, high, active)
             changed = bool((out != mode).any())
         else:       # no joint near its bound (the usual case): the bounds would change nothing
             bound, changed = (), flags[2] > 0.5     # the clip changed the output
@@ -882,7 +906,7 @@ class LimitLayer:
                                    *joint))
         return tuple(out)
 
-    def _bounds(self, out, q, r, low, high, active):
+    def _bounds(self, out, q, r, rb, low, high, active):
         """
         Return (``out`` within the frame's and the joints' bounds, the joints bound), naming them.
 
@@ -917,7 +941,7 @@ class LimitLayer:
         out = np.ascontiguousarray(out, dtype=float)
         bound = set()
         for attempt in range(FRAME_PASSES):
-            count = joint_bounds(xk, qdk, hc, Minv, Mii, r, self.lower, self.upper, self.kp,
+            count = joint_bounds(xk, qdk, hc, Minv, Mii, r, rb, self.lower, self.upper, self.kp,
                                  self.vmax, self.effort, self.rate, self._P, low, high, out,
                                  self._bound, self._W)
             for b in self._bound[:count]:

@@ -67,19 +67,22 @@ class CommandShaper:
         """Start the next command at ``command`` (commanded-joint order) and fade over BUMPLESS."""
         self.fade = [np.array(command, dtype=float), None]
 
-    def shape(self, ctrl, full, at, now, external=None):
+    def shape(self, ctrl, full, at, now, external=None, braking=None, estimate_time=0.0):
         """
         Return (the efforts to send, mask of the joints the effort limits clamped; None: none).
 
         ``ctrl``: the Controller (its commanded joints, effort limits, limits layer and state);
         ``full``: its law's torque for every model joint; ``at``: the state's time (the rate
         limit's clock); ``now``: monotonic seconds (the fade's; the rate limit's when ``at``
-        did not advance); ``external``: estimated external torques (model order) or None.
+        did not advance); ``external``: estimated external torques (model order) or None;
+        ``braking``, ``estimate_time``: what of them the bounds may count where they brake, and
+        the estimate's time constant (LimitLayer.apply).
         """
         tau, clamped, any_clamped = _clamp(full, ctrl.cmd, ctrl.limits)
         if self.fade is not None:
             tau = self._fade(tau, ctrl.limits, now)
-        tau = ctrl.limit_layer.apply(tau, ctrl.q, ctrl.qd, at, external, ctrl.compensated, now)
+        tau = ctrl.limit_layer.apply(tau, ctrl.q, ctrl.qd, at, external, ctrl.compensated, now,
+                                     braking, estimate_time)
         return tau, (clamped if any_clamped else None)
 
     def timeout(self, ctrl, tau, now):
