@@ -262,9 +262,10 @@ def test_only_a_braking_both_views_of_the_estimate_agree_on_counts():
     The loop's ``braking``: what the two views of the estimate agree on.
 
     Per joint the lesser of the push (the estimate less the modelled friction as the estimate
-    lags it) and the estimate less the modelled friction now, where they agree in sign. An arm without the friction its model has shows a braking in the first
-    while a joint slows down (the viscous part's lag) and none in the second: not counted
-    (xarm7 without its URDF's damping, tenfold task stiffness: the tool at 1.86 of its speed).
+    lags it) and the estimate less the modelled friction now, where they agree in sign. An arm
+    without the friction its model has shows a braking in the first while a joint slows down
+    (the viscous part's lag) and none in the second: not counted (xarm7 without its URDF's
+    damping, tenfold task stiffness: the tool at 1.86 of its speed).
     """
     model = RobotModel.from_urdf(robot_urdf('xarm7'))
     loop = loop_with(model)
