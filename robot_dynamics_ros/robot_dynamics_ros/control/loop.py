@@ -203,6 +203,7 @@ class ControlLoop:
         self.efforts_seen = False         # an effort seen for every joint (a cache)
         self._observed_tau = np.zeros((2, n))      # the observer's torques, friction
         self._pushed = np.zeros(n)      # the estimate less the friction (_pushing)
+        self._brakes = np.zeros((3, n))     # _braking's: its answer, the other view, scratch
         self.motor, self.estimate = np.zeros(n), np.zeros(n)
         self.command = np.zeros(len(ctrl.joints))
         self.held, self.rest = np.zeros(len(ctrl.joints)), None    # see _note_rest
@@ -315,11 +316,17 @@ class ControlLoop:
         its tool at 1.86 of its speed).
         """
         ctrl = self.ctrl
-        alt = raw - ctrl.model_friction(ctrl.qd)
+        out, alt, tmp = self._brakes
+        np.subtract(raw, ctrl.model_friction(ctrl.qd, out=tmp), out=alt)
         if ctrl.compensated is not None:
-            alt = alt + ctrl.compensated
-        same = pushed * alt > 0
-        return np.where(same, np.sign(pushed) * np.minimum(np.abs(pushed), np.abs(alt)), 0.0)
+            alt += ctrl.compensated
+        np.multiply(pushed, alt, out=tmp)
+        np.abs(alt, out=alt)
+        np.abs(pushed, out=out)
+        np.minimum(out, alt, out=out)
+        np.copysign(out, pushed, out=out)
+        np.multiply(out, tmp > 0.0, out=out)        # where the two views agree in sign
+        return out
 
     def _pushing(self, external):
         """
