@@ -34,7 +34,7 @@ from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, frame_j
                                          frame_placement, gravity_torques)
 
 from conftest import robot_urdf
-from test_control_loop import VALUES, Log, observing
+from test_control_loop import VALUES, Log, make, observing
 
 pytestmark = [pytest.mark.offline, pytest.mark.any_distro]    # see conftest: PART, ANY_DISTRO
 
@@ -279,6 +279,40 @@ def test_only_a_braking_both_views_of_the_estimate_agree_on_counts():
     pushed = np.full(model.n, 3.0)
     np.testing.assert_allclose(loop._braking(raw, pushed), 1.0)       # the lesser
     np.testing.assert_allclose(loop._braking(friction - 0.5, np.full(model.n, -2.0)), -0.5)
+
+
+def test_after_a_gap_in_the_states_the_estimates_braking_counts_again_three_time_constants_on(
+        ur5):
+    """
+    Across a gap the observer takes one long step: its estimate is not what acts for a while.
+
+    The bounds count no braking by it for 3 / K_O after a gap of more than 5 periods (kinova's
+    shoulder, braked by a stale estimate after a 93 ms stall of the loop, ran to 1.25 v_max
+    once the loop was back; 1.12, the stall's own, without the braking counted).
+    """
+    loop = make(ur5, mode='gravity')
+    names = list(ur5.joint_names)
+    seen = []
+    shape = loop.shaper.shape
+
+    def spy(*args):
+        seen.append(args[-1])
+        return shape(*args)
+    loop.shaper.shape = spy
+    t = 1.0
+    for _ in range(20):                         # 1 kHz
+        t += 0.001
+        loop.joint_states(names, list(UR5_POSE), [0.0] * 6, [], t, t, lambda: t)
+    assert seen[-1] == pytest.approx(1.0 / 50.0)        # the test's observer: K_O 50 1/s
+    t += 0.05                                   # a 50 ms gap
+    after = []
+    for _ in range(80):
+        t += 0.001
+        loop.joint_states(names, list(UR5_POSE), [0.0] * 6, [], t, t, lambda: t)
+        after.append(seen[-1])
+    # the command of the state that ends the gap comes before that state's estimate: from the
+    # next on, none for 3 / K_O = 60 ms, then again
+    assert after[1:60] == [0.0] * 59 and after[-1] == pytest.approx(0.02)
 
 
 def test_an_arm_held_still_does_not_tighten_its_bounds_by_its_own_push_back(ur5):

@@ -61,6 +61,9 @@ STAMP_TOLERANCE = 0.5   # s
 # warning: the critically damped loop's damping gain 2 w acts a period late (the issue's case:
 # a bare URDF wrist, 0.001 kg m^2 at 30 N m/rad, w T = 0.17-0.35 at 1-2 ms, oscillated).
 BANDWIDTH_LIMIT = 0.1
+# A gap in the states longer than this many periods makes the external-torque estimate's
+# braking uncounted by the limits for this many of its time constants (see _observe)
+GAP_PERIODS, TRUST_TIME_CONSTANTS = 5.0, 3.0
 # and a damping that takes more than this share of the velocity per period, a period late, rings
 # (v' = -d v acting a period T late: complex roots above d T = 0.25, unstable above 1)
 DAMPING_LIMIT = 0.25
@@ -254,6 +257,7 @@ class ControlLoop:
     def _set_observer(self, observer, observing):
         self.observer, self.observing = observer, observing
         self._estimate_time = 0.0 if observer is None else 1.0 / float(np.min(observing.gain))
+        self._trusted_from = -math.inf      # the estimate's braking counts from then (_observe)
         self.watched = bool((observing.thresholds > 0).any())
 
     # ---- joint states ------------------------------------------------------------------------
@@ -391,9 +395,15 @@ class ControlLoop:
         else:
             tau[:] = self.motor
         tau -= ctrl.model_friction(ctrl.qd, out=friction)
-        skipped = self.observer.skipped
+        skipped, before = self.observer.skipped, self.observed
         r = self.observer.update(ctrl.q, ctrl.qd, tau, t,
                                  None if ctrl.frictionless else friction)
+        period = self.period()
+        if before is not None and period and t - before > GAP_PERIODS * period:
+            # across a gap the estimate took one long step (or none): the bounds count no
+            # braking by it until it has followed for TRUST_TIME_CONSTANTS of its time constant
+            # (kinova's shoulder after a 93 ms stall, braked by a stale estimate: 1.25 v_max)
+            self._trusted_from = t + TRUST_TIME_CONSTANTS * self._estimate_time
         if self.observer.skipped > skipped:
             gap = (t - (self.observed or t)) * 1e3
             what = (f'joint_states interval of {gap:.1f} ms, far above the recent ones' if gap > 0
@@ -497,8 +507,10 @@ class ControlLoop:
             raw = external
             external = self._pushing(external)
             braking = self._braking(raw, external)
+        trusted = external is not None and not (self.observed is not None and
+                                                self.observed < self._trusted_from)
         tau, clamped = self.shaper.shape(ctrl, full, at, now, external, braking,
-                                         0.0 if external is None else self._estimate_time)
+                                         self._estimate_time if trusted else 0.0)
         if clamped is not None:
             names = [j for j, c in zip(ctrl.joints, clamped) if c]
             self.log.warning('clamp', f'effort clamped to the limits on {names}')
