@@ -310,9 +310,9 @@ def test_after_a_gap_in_the_states_the_estimates_braking_counts_again_three_time
         t += 0.001
         loop.joint_states(names, list(UR5_POSE), [0.0] * 6, [], t, t, lambda: t)
         after.append(seen[-1])
-    # the command of the state that ends the gap comes before that state's estimate: from the
-    # next on, none for 3 / K_O = 60 ms, then again
-    assert after[1:60] == [0.0] * 59 and after[-1] == pytest.approx(0.02)
+    # from the state that ends the gap on (its estimate comes before its command): none for
+    # 3 / K_O = 60 ms, then again
+    assert after[:60] == [0.0] * 60 and after[62] == pytest.approx(0.02)   # (60: rounding)
 
 
 def test_an_arm_held_still_does_not_tighten_its_bounds_by_its_own_push_back(ur5):

@@ -398,8 +398,9 @@ class ControlLoop:
         skipped, before = self.observer.skipped, self.observed
         r = self.observer.update(ctrl.q, ctrl.qd, tau, t,
                                  None if ctrl.frictionless else friction)
-        period = self.period()
-        if before is not None and period and t - before > GAP_PERIODS * period:
+        # (the median period only where the interval is long enough to be a gap at 1 kHz)
+        if before is not None and t - before > GAP_PERIODS * 1e-3 and \
+                t - before > GAP_PERIODS * (self.period() or math.inf):
             # across a gap the estimate took one long step (or none): the bounds count no
             # braking by it until it has followed for TRUST_TIME_CONSTANTS of its time constant
             # (kinova's shoulder after a 93 ms stall, braked by a stale estimate: 1.25 v_max)
