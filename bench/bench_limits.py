@@ -80,8 +80,9 @@ import time
 import numpy as np
 
 from robot_dynamics_ros.control import configuration
-from robot_dynamics_ros.control.loop import BANDWIDTH_LIMIT, DAMPING_LIMIT, ControlLoop
-from robot_dynamics_ros.control.task_space import TASK_MODES, task_bandwidth
+from robot_dynamics_ros.control.loop import (BANDWIDTH_LIMIT, DAMPING_LIMIT, ControlLoop,
+                                             over_bandwidth)
+from robot_dynamics_ros.control.task_space import TASK_MODES
 from robot_dynamics_ros.dynamics import (RobotModel, frame_jacobian, frame_placement,
                                          gravity_torques)
 from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
@@ -145,12 +146,12 @@ class Rig:
         self.rec = []
         for _ in range(300):                 # 0.3 s to settle: the arm holds itself up
             self.step(record=False)
-        if mode in TASK_MODES:              # what the node says of the law (its bandwidth)
-            w, d, _ = task_bandwidth(self.ctrl.law)
+        over = over_bandwidth(self.ctrl.law, self.sim.dt) if mode in TASK_MODES else None
+        if over is not None:                # what the node says of the law (its bandwidth)
+            w, d, _ = over
             T = self.sim.dt
-            if w * T > BANDWIDTH_LIMIT or d * T > DAMPING_LIMIT:
-                self.said = (f'the task law at {w * T:.2f} rad and its damping at {d * T:.2g} '
-                             f'per period, over {BANDWIDTH_LIMIT} and {DAMPING_LIMIT}')
+            self.said = (f'the task law at {w * T:.2f} rad and its damping at {d * T:.2g} '
+                         f'per period, over {BANDWIDTH_LIMIT} and {DAMPING_LIMIT}')
 
     def _use_values(self, v, first=False):
         ctrl = configuration.controller(self.model, v)
@@ -312,8 +313,7 @@ def sudden(rig):
     velocity bound before the observer's estimate lets the bounds count it; the node says so at
     start-up, with that figure (issue #52).
     """
-    gain = float(np.min(rig.v['observer.gain']))
-    at = rig.ctrl.limit_layer.sudden_push(rig.sim.q, 1.0 / gain)
+    at = rig.ctrl.limit_layer.sudden_push(rig.sim.q, rig.loop.estimate_time)
     F = float(np.linalg.norm(rig.force))
     if F > at.force:
         rig.said = (f'a {F:.3g} N push above the {at.force:.3g} N the node says takes '

@@ -284,9 +284,9 @@ def test_only_a_braking_both_views_of_the_estimate_agree_on_counts():
 def test_after_a_gap_in_the_states_the_estimates_braking_counts_again_three_time_constants_on(
         ur5):
     """
-    Across a gap the observer takes one long step: its estimate is not what acts for a while.
+    Across a gap the observer holds its estimate: it is not what acts for a while after.
 
-    The bounds count no braking by it for 3 / K_O after a gap of more than 5 periods (kinova's
+    The bounds count no braking by it for 3 / K_O after a gap the observer sees (kinova's
     shoulder, braked by a stale estimate after a 93 ms stall of the loop, ran to 1.25 v_max
     once the loop was back; 1.12, the stall's own, without the braking counted).
     """

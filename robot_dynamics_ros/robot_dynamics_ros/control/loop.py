@@ -61,12 +61,12 @@ STAMP_TOLERANCE = 0.5   # s
 # warning: the critically damped loop's damping gain 2 w acts a period late (the issue's case:
 # a bare URDF wrist, 0.001 kg m^2 at 30 N m/rad, w T = 0.17-0.35 at 1-2 ms, oscillated).
 BANDWIDTH_LIMIT = 0.1
-# A gap in the states longer than this many periods makes the external-torque estimate's
-# braking uncounted by the limits for this many of its time constants (see _observe)
-GAP_PERIODS, TRUST_TIME_CONSTANTS = 5.0, 3.0
 # and a damping that takes more than this share of the velocity per period, a period late, rings
 # (v' = -d v acting a period T late: complex roots above d T = 0.25, unstable above 1)
 DAMPING_LIMIT = 0.25
+# After a gap in the states (the observer's: it holds its estimate over one) the estimate's
+# braking is not counted by the limits for this many of its time constants (see _observe)
+TRUST_TIME_CONSTANTS = 3.0
 # joint_states without a model for this long (s) is worth a warning; a healthy launch gets its
 # description a little after the first joint_states (DDS matching), up to ~2.9 s measured
 NO_MODEL_GRACE = 3.0
@@ -89,6 +89,12 @@ LIMITS_PERIOD = 0.05    # s: ~/active_limits at most this often (it changes with
 LIMIT_TEXT = dict(position='the soft position limit', velocity='the velocity limit',
                   workspace='the workspace wall', tool_speed='the tool speed limit',
                   effort='the effort limit', torque_rate='the torque rate limit')
+
+
+def over_bandwidth(law, period):
+    """Return task_bandwidth's (w, d, axis) where ``law`` asks more than ``period`` (s) holds."""
+    w, d, axis = task_bandwidth(law)
+    return (w, d, axis) if w * period > BANDWIDTH_LIMIT or d * period > DAMPING_LIMIT else None
 
 
 def crossed_text(c):
@@ -256,7 +262,8 @@ class ControlLoop:
 
     def _set_observer(self, observer, observing):
         self.observer, self.observing = observer, observing
-        self._estimate_time = 0.0 if observer is None else 1.0 / float(np.min(observing.gain))
+        # the estimate's time constant, 1 / K_O (the slowest joint's; 0: no observer)
+        self.estimate_time = 0.0 if observer is None else 1.0 / float(np.min(observing.gain))
         self._trusted_from = -math.inf      # the estimate's braking counts from then (_observe)
         self.watched = bool((observing.thresholds > 0).any())
 
@@ -395,17 +402,15 @@ class ControlLoop:
         else:
             tau[:] = self.motor
         tau -= ctrl.model_friction(ctrl.qd, out=friction)
-        skipped, before = self.observer.skipped, self.observed
+        skipped = self.observer.skipped
         r = self.observer.update(ctrl.q, ctrl.qd, tau, t,
                                  None if ctrl.frictionless else friction)
-        # (the median period only where the interval is long enough to be a gap at 1 kHz)
-        if before is not None and t - before > GAP_PERIODS * 1e-3 and \
-                t - before > GAP_PERIODS * (self.period() or math.inf):
-            # across a gap the estimate took one long step (or none): the bounds count no
-            # braking by it until it has followed for TRUST_TIME_CONSTANTS of its time constant
-            # (kinova's shoulder after a 93 ms stall, braked by a stale estimate: 1.25 v_max)
-            self._trusted_from = t + TRUST_TIME_CONSTANTS * self._estimate_time
         if self.observer.skipped > skipped:
+            # a gap: the observer held its estimate over it and starts again from this sample.
+            # The bounds count no braking by it until it has followed for TRUST_TIME_CONSTANTS
+            # of its time constant (kinova's shoulder after a 93 ms stall, braked by the stale
+            # estimate: 1.25 v_max)
+            self._trusted_from = t + TRUST_TIME_CONSTANTS * self.estimate_time
             gap = (t - (self.observed or t)) * 1e3
             what = (f'joint_states interval of {gap:.1f} ms, far above the recent ones' if gap > 0
                     else f'joint_states stamped {-gap:.1f} ms before the previous ones')
@@ -511,7 +516,7 @@ class ControlLoop:
         trusted = external is not None and not (self.observed is not None and
                                                 self.observed < self._trusted_from)
         tau, clamped = self.shaper.shape(ctrl, full, at, now, external, braking,
-                                         self._estimate_time if trusted else 0.0)
+                                         self.estimate_time if trusted else 0.0)
         if clamped is not None:
             names = [j for j, c in zip(ctrl.joints, clamped) if c]
             self.log.warning('clamp', f'effort clamped to the limits on {names}')
@@ -562,7 +567,7 @@ class ControlLoop:
                           f'larger push overpowers the arm, and no limit holds it', 'info')
         if self.observer is not None and held.force > 0:
             # a push the arm resists may still outrun its estimate, which the bounds count
-            sudden = layer.sudden_push(self.ctrl.q, 1.0 / float(np.min(self.observing.gain)))
+            sudden = layer.sudden_push(self.ctrl.q, self.estimate_time)
             if sudden.force < held.force:
                 self.log.once(('sudden push', self.ctrl.base_model.name, layer.frame),
                               f'limits: at this pose a push on {layer.frame} above '
@@ -1163,8 +1168,9 @@ class ControlLoop:
         law, period = self.ctrl.law, self.period()
         if law is None or period is None:
             return
-        w, d, axis = task_bandwidth(law)
-        if w * period > BANDWIDTH_LIMIT or d * period > DAMPING_LIMIT:
+        over = over_bandwidth(law, period)
+        if over is not None:
+            w, d, axis = over
             names = ('x', 'y', 'z', 'rotation x', 'rotation y', 'rotation z')
             self.log.warning(
                 'bandwidth', f'the task law\'s fastest mode, mostly along {names[axis]} '
