@@ -54,6 +54,12 @@ rate, of the commands the loop sent, over the time between them. The column ``ba
 larger of the joint speed and the tool speed (as ``speed`` and ``tool``) from RECOVERY (50 ms)
 after each stall on: what the layer holds once the loop is back (not counted).
 
+With ``--driver-limits`` the commands reach the arm through what ros2_control_node does with
+``enforce_command_limits`` (``simulation.CommandLimiter``, every step, at that step's state):
+what a real-time limiter in the driver adds where the loop cannot act, as in a stall.
+``--set NAME=VALUE`` (repeatable) starts every scenario from that parameter (for instance
+``--set limits.response_time=0.15``).
+
 Exits 1 when a figure is outside what issue #41 asks, else 0, but for those ``NOT_HELD`` names
 (marked ``known``). The simulator applies each URDF's friction; the bounds count none of it beyond
 the command's own compensation and the observer's estimate. Not held: feedforward moving one joint
@@ -86,7 +92,7 @@ from robot_dynamics_ros.control.task_space import TASK_MODES
 from robot_dynamics_ros.dynamics import (RobotModel, frame_jacobian, frame_placement,
                                          gravity_torques)
 from robot_dynamics_ros.nodes.feedforward_declarations import PARAMETERS
-from robot_dynamics_ros.simulation import Simulator
+from robot_dynamics_ros.simulation import CommandLimiter, Simulator
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from benchlib import Delivery, Log, read_urdf  # noqa: E402
@@ -119,6 +125,8 @@ ASKED = dict(margin=0.0, speed=1.02, wall=5.0, tool=1.05, rate=1.0 + 1e-9)
 STALLED = {'on': False}     # --stalls (benchlib.Delivery)
 RECOVERY = 0.05             # s after a stall from which --stalls' ``back`` column counts
 BARE = {'on': False}        # --bare-arm: the simulated arm without its URDF's friction
+DRIVER = {'on': False}      # --driver-limits: ros2_control's enforce_command_limits at the arm
+SETTINGS = {}               # --set NAME=VALUE: parameters every scenario starts from
 
 
 class Rig:
@@ -132,6 +140,7 @@ class Rig:
         self.v.update(mode=mode, trajectory_scaling='off', armature=list(ARMATURE.get(arm, [])))
         if os.environ.get('RATE'):
             self.v['limits.max_torque_rate'] = [float(os.environ['RATE'])]
+        self.v.update(SETTINGS)
         self.v.update({k.replace('__', '.'): x for k, x in values.items()})
         self.loop = ControlLoop(Log())
         self.loop.set_observer_ready(True)
@@ -142,6 +151,7 @@ class Rig:
         plant = self.model.with_armature(ARMATURE[arm]) if arm in ARMATURE else self.model
         bare = dict(friction=[0.0], damping=[0.0]) if BARE['on'] else {}
         self.sim = Simulator(plant, q0=q0, position_limits=False, **bare)
+        self.limiter = CommandLimiter(plant, self.ctrl.cmd) if DRIVER['on'] else None
         self.frame = self.ctrl.limit_layer.frame
         self.rec = []
         for _ in range(300):                 # 0.3 s to settle: the arm holds itself up
@@ -176,7 +186,9 @@ class Rig:
         tau = np.zeros(self.model.n)
         applied = self.delivery.applied()
         if applied is not None:
-            tau[self.ctrl.cmd] = applied
+            cmd = self.ctrl.cmd
+            tau[cmd] = (applied if self.limiter is None else
+                        self.limiter(sim.q[cmd], sim.qd[cmd], applied))
         q, qd = sim.step(tau)
         self.t += sim.dt
         t = self.t
@@ -483,8 +495,21 @@ def main(argv=None):
     parser.add_argument('--bare-arm', action='store_true',
                         help="the simulated arm has none of its URDF's friction and damping "
                              '(the model keeps them; module doc)')
+    parser.add_argument('--driver-limits', action='store_true',
+                        help="ros2_control's enforce_command_limits between the loop and the arm, "
+                             'clamping the command at every step (module doc)')
+    parser.add_argument('--set', action='append', default=[], metavar='NAME=VALUE',
+                        help='a feedforward_node parameter every scenario starts from (a float, '
+                             'or a list of floats in [])')
     args = parser.parse_args(argv)
-    BARE['on'] = args.bare_arm
+    BARE['on'], DRIVER['on'] = args.bare_arm, args.driver_limits
+    for item in args.set:
+        name, _, value = item.partition('=')
+        if name not in PARAMETERS:
+            parser.error(f'--set: no parameter {name!r}')
+        SETTINGS[name] = ([float(x) for x in value.strip('[]').split(',') if x.strip()]
+                          if value.startswith('[') else float(value))
+        print(f'{name} := {SETTINGS[name]}')
     if args.stalls:
         STALLED['on'] = True
         print(Delivery.describe())

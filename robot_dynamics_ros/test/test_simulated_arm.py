@@ -169,3 +169,22 @@ def test_a_divergence_stops_the_steps_and_says_why():
     arm.take([1e9, 1e9], 0.0)
     done, why = arm.advance(100, 0.0, stale_after=None)
     assert done < 100 and why and ('velocity' in why or 'NaN' in why), (done, why)
+
+
+def test_with_enforce_command_limits_each_step_is_clamped_at_its_own_state():
+    # a held 150 N m on the shoulder runs it past its 6 rad/s without the limiter; with it no
+    # step past 6 rad/s drives it on (the joint then coasts, gravity swinging it)
+    for enforce in (False, True):
+        arm = make()
+        arm = SimulatedArm(arm.sim, arm.joints, arm.sensors, enforce_command_limits=enforce)
+        g = gravity_torques(arm.sim.model, Q0)
+        arm.take(g + [150.0, 0.0], 0.0)
+        speeds, drives = [], []
+        for _ in range(500):
+            qd = arm.sim.qd[0]
+            arm.advance(1, 0.0, stale_after=None)
+            speeds.append(qd)
+            drives.append(arm.sim.applied[0])
+        speeds, drives = np.array(speeds), np.array(drives)
+        assert np.any(speeds > 6.0)
+        assert np.all(drives[speeds > 6.0] <= 0.0) == enforce

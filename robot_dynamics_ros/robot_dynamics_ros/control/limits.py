@@ -139,7 +139,7 @@ def soft_limits(model, cmd, margin, gain):
     for j, i in enumerate(cmd):
         name = model.joint_names[i]
         lower, upper = model.position_limits[i]
-        soft_lo, soft_hi, k_position = model.soft_limits[i]
+        soft_lo, soft_hi, k_position = model.soft_limits[i, :3]
         if np.isfinite(soft_lo) and np.isfinite(lower) and soft_lo < lower:
             raise ValueError(f'joint {name}: <safety_controller soft_lower_limit="{soft_lo:g}"> '
                              f'is below its lower limit {lower:g}: a soft limit must lie inside '

@@ -255,10 +255,11 @@ class RobotModel:
         self.position_limits = _frozen(np.asarray(position_limits, dtype=float).reshape(n, 2))
         self.velocity_limits = _frozen(np.asarray(velocity_limits, dtype=float).reshape(n))
         self.effort_limits = _frozen(np.asarray(effort_limits, dtype=float).reshape(n))
-        # per joint: the URDF <safety_controller>'s soft_lower_limit, soft_upper_limit and
-        # k_position (NaN where the description has none), as ros_control's soft limits read them
-        self.soft_limits = _frozen(np.full((n, 3), np.nan) if soft_limits is None else
-                                   np.asarray(soft_limits, dtype=float).reshape(n, 3))
+        # per joint: the URDF <safety_controller>'s soft_lower_limit, soft_upper_limit,
+        # k_position and k_velocity (NaN where the description has none), as ros_control's soft
+        # limits read them
+        self.soft_limits = _frozen(np.full((n, 4), np.nan) if soft_limits is None else
+                                   np.asarray(soft_limits, dtype=float).reshape(n, 4))
         self.damping = _frozen(np.asarray(damping, dtype=float).reshape(n))
         self.friction = _frozen(np.asarray(friction, dtype=float).reshape(n))
         # rotor inertia reflected to each joint (kg m^2, or kg for prismatic), added to the mass
@@ -540,10 +541,10 @@ class RobotModel:
                     hi = float(lim.upper) if lim.upper is not None else hi
                 position_limits.append((lo, hi))
                 safety = getattr(j, 'safety_controller', None)
-                soft_limits.append([np.nan] * 3 if safety is None or jt == 'continuous' else
+                soft_limits.append([np.nan] * 4 if safety is None or jt == 'continuous' else
                                    [np.nan if x is None else float(x) for x in (
                                        safety.soft_lower_limit, safety.soft_upper_limit,
-                                       safety.k_position)])
+                                       safety.k_position, safety.k_velocity)])
                 vel = (float(lim.velocity) if lim is not None and lim.velocity is not None
                        else np.inf)
                 eff = float(lim.effort) if lim is not None and lim.effort is not None else np.inf

@@ -41,6 +41,13 @@ PARAMETERS = {
                                     'as a drive with a command watchdog; 0: the last command '
                                     'holds, as ros2_control\'s ForwardCommandController keeps '
                                     'the last message it got', False),
+    'enforce_command_limits': (bool, False, 'clamp the held effort command at every step\'s state '
+                                            'as ros2_control_node\'s enforce_command_limits '
+                                            'does (false by default in Jazzy): no effort '
+                                            'further in the direction of motion past a '
+                                            'position or velocity limit, and the '
+                                            '<safety_controller> band where the URDF has one '
+                                            '(docs: concepts/limits)', True),
     'real_time_factor': (float, 1.0, 'simulated seconds per wall second; 0: as fast as possible',
                          True),
     'publish_clock': (bool, False, 'publish the simulated time on /clock (always in lockstep)',

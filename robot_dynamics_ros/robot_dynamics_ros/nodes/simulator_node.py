@@ -229,6 +229,13 @@ class SimulatorNode(Node):
         sim.set_world(self.world, geometry)
 
     @staticmethod
+    def _command_limits_summary(arm):
+        soft = [j for j, b in zip(arm.joints, arm.limiter.velocity_band) if b]
+        return ('; command limits enforced each step as ros2_control\'s enforce_command_limits '
+                + (f'(the <safety_controller> band on {soft})' if soft else
+                   '(saturation: no <safety_controller> in the description)'))
+
+    @staticmethod
     def _world_summary(world):
         if not world.shapes:
             return f'world: none ({world.source})'
@@ -268,7 +275,8 @@ class SimulatorNode(Node):
         except ValueError as e:
             self.get_logger().error(f'cannot simulate the model from {source}: {e}')
             return
-        arm = SimulatedArm(sim, joints, sensors, braked=v['hold_until_command'])
+        arm = SimulatedArm(sim, joints, sensors, braked=v['hold_until_command'],
+                           enforce_command_limits=v['enforce_command_limits'])
         with self.lock:
             self.xml, self.ft_sensor = xml, ft_sensor
             self._use_world(sim)
@@ -292,6 +300,7 @@ class SimulatorNode(Node):
             f'command order {list(joints)} ({why}); '
             f'initial pose {np.round(sim.q, 4).tolist()} ({pose})' + (
                 f'; armature {model.armature.tolist()} (kg m^2 or kg)' if v['armature'] else '')
+            + (self._command_limits_summary(arm) if arm.limiter is not None else '')
             + ('; paused until ~/pause false' if self.paused else ''))
         self.get_logger().info(self._world_summary(self.world) + (
             f'; {sim.geometry.size} contact points on {len(sim.geometry.links)} links'

@@ -18,11 +18,13 @@ Forward-dynamics simulation (ABA) without ROS: integration, friction, joint limi
 Calls ``dynamics``; imports no ROS (``nodes/simulator_node.py`` is its ROS adapter).
 """
 from .arm import SimulatedArm
+from .command_limits import CommandLimiter
 from .sensors import Sensors
 from .simulator import (INTEGRATORS, START_MARGIN, SimulationDiverged, Simulator, initial_pose,
                         start_pose)
 
-__all__ = ['Simulator', 'SimulationDiverged', 'SimulatedArm', 'Sensors', 'INTEGRATORS',
+__all__ = ['Simulator', 'SimulationDiverged', 'SimulatedArm', 'Sensors', 'CommandLimiter',
+           'INTEGRATORS',
            'initial_pose', 'start_pose', 'START_MARGIN', 'warmup']
 
 # a ball on a carriage (two prismatic joints) over a floor: the smallest arm that touches

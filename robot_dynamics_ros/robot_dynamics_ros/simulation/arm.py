@@ -17,23 +17,27 @@ The simulated arm as its driver runs it, without ROS: what simulator_node does b
 
 ``SimulatedArm`` wraps a ``Simulator`` and its ``Sensors``: it takes effort commands in the
 commanded joints' order (refusing wrong ones, the first releasing the brakes of an arm that
-starts braked), steps with the last command (zero torque once it is older than a timeout),
+starts braked), steps with the last command (zero torque once it is older than a timeout;
+clamped at every step as ros2_control's enforce_command_limits does, if asked),
 matches a controller's stamped answers to the state they answer (lockstep), ends pushes at their
 simulated time and says what a joint_states message reports. The caller gives the time
 (``now``: its monotonic clock, s), so each rule is tested without a clock (test_simulated_arm.py).
 """
 import numpy as np
 
+from .command_limits import CommandLimiter
 from .simulator import SimulationDiverged
 
 
 class SimulatedArm:
     """A Simulator, its sensors and the commands it runs on, for the joints ``joints``."""
 
-    def __init__(self, sim, joints, sensors, braked=False):
+    def __init__(self, sim, joints, sensors, braked=False, enforce_command_limits=False):
         model = sim.model
         self.sim, self.sensors, self.joints = sim, sensors, tuple(joints)
         self.cmd_idx = np.array([model.index(j) for j in self.joints], dtype=np.int64)
+        # ros2_control's enforce_command_limits: the command clamped at each step's state
+        self.limiter = CommandLimiter(model, self.cmd_idx) if enforce_command_limits else None
         self.command = None             # the last effort command, in joints order
         self.last_command = None        # when it came (the caller's clock, s)
         self.braked = braked            # holding the pose until the first command
@@ -113,17 +117,23 @@ class SimulatedArm:
 
         ``stale_after``: seconds after which a command no longer counts (zero torque then), or
         None to apply the last command whatever its age (lockstep, a step while paused). Braked,
-        the pose is held while simulated time runs on. A push ends at its simulated time.
+        the pose is held while simulated time runs on. A push ends at its simulated time. With
+        ``enforce_command_limits`` the command is clamped at each step's state, as ros2_control
+        does every cycle (a stale command's zero torque is the drive's, after it: not clamped).
         """
         sim = self.sim
         tau = np.zeros(sim.model.n)
-        if self.command is not None and (stale_after is None or self.fresh(now, stale_after)):
+        live = self.command is not None and (stale_after is None or self.fresh(now, stale_after))
+        if live:
             tau[self.cmd_idx] = self.command
+        idx, limiter = self.cmd_idx, self.limiter if live else None
         for k in range(steps):
             if self.braked:
                 sim.t += sim.dt
                 continue
             qd = sim.qd
+            if limiter is not None:
+                tau[idx] = limiter(sim.q[idx], qd[idx], self.command)
             try:
                 sim.step(tau)
             except SimulationDiverged as e:
