@@ -25,10 +25,12 @@ a velocity servo,
 with F_d the target wrench (``~/target_wrench``: what the arm applies to its surroundings), F_a
 the wrench it applies, measured (a force/torque sensor, its bias and the tool's weight taken out)
 or estimated (the momentum observer's external torques through the frame's Jacobian), and D the
-damping ``force.damping``, at least 2 |F_d| / max_speed. Pressed on a surface and at rest, the
-arm applies D v_ref = F_d + D (k_p e + I): the proportional term and the integral take out what
-the model gets wrong (e -> 0 at rest). In free space it moves at v_ref, never faster than
-``force.max_speed`` (an approach to a surface is slow; a lost surface does not fling it).
+damping ``force.damping``, at least 2 |F_d| / max_speed, and k_p at most LOOP_GAIN / D (the
+loop's gain against a rigid surface, D k_p, at most 0.5: see LOOP_GAIN). Pressed on a surface
+and at rest, the arm applies D v_ref = F_d + D (k_p e + I): the proportional term and the
+integral take out what the model gets wrong (e -> 0 at rest). In free space it moves at v_ref,
+never faster than ``force.max_speed`` (an approach to a surface is slow; a lost surface does not
+fling it).
 The other axes keep the impedance or operational-space law with the target pose, as before.
 
 Why not feed the measured force through (f = F_a + D (v_ref - v), the arm a pure velocity servo
@@ -39,15 +41,16 @@ gains (``bench/bench_contact.py``).
 
 What makes the force axes hold their position instead (``ForceLoop.holding`` says why): the
 force source gone stale (no sensor reading for ``force.timeout``), and a lost contact — once
-the force reached half of what was asked, it falling under a tenth of it for 0.1 s (a table
-taken away; a bounce on impact is shorter): the arm then brakes (D) and holds where it is
-instead of chasing a surface that is gone. It holds there whatever target pose or twist streams
-meanwhile (on the force axes), and until a target wrench comes after a pause of REARM_PAUSE in
-the target wrenches (a stream stopped and started again, or a single message): a wrench streamed
-at a steady rate (``ros2 topic pub -r 10``, as the tutorial shows) re-armed the axes with every
-message, so the hold never came and a probe whose table was taken away kept descending at full
-speed. Nor does a streamed wrench reset the loop while it controls force (its integral, whether
-contact was made): only the first after such a pause does.
+the force reached half of what was asked (the observer's, for CONTACT_TIME), it falling under
+a tenth of it for 0.1 s (a table taken away; a bounce on impact is shorter): the arm then brakes
+(D) and holds where it is instead of chasing a surface that is gone. It holds there whatever
+target pose or twist streams meanwhile (on the force axes), and until a target wrench comes
+after a pause of REARM_PAUSE in the target wrenches (a stream stopped and started again, or a
+single message): a wrench streamed at a steady rate (``ros2 topic pub -r 10``, as the tutorial
+shows) re-armed the axes with every message, so the hold never came and a probe whose table was
+taken away kept descending at full speed. Nor does a streamed wrench reset the loop while it
+controls force (its integral, whether contact was made): only the first after such a pause
+does.
 """
 from dataclasses import dataclass
 import math
@@ -61,7 +64,7 @@ FORCE_DEFAULTS = {
     'source': 'sensor',
     'topic': 'force_torque_sensor_broadcaster/wrench',
     'gain': [5e-3, 5e-3, 5e-3, 0.2, 0.2, 0.2],
-    'integral_gain': [2e-2, 2e-2, 2e-2, 0.5, 0.5, 0.5],
+    'integral_gain': [0.16, 0.16, 0.16, 0.5, 0.5, 0.5],
     'damping': [200.0, 200.0, 200.0, 5.0, 5.0, 5.0],
     'max_speed': [0.05, 0.5],
     'timeout': 0.1,
@@ -79,6 +82,19 @@ RULES = {
 }
 IN_CONTACT, LOST = 0.5, 0.1     # of the target force: contact made, then lost
 LOST_TIME = 0.1                 # s under LOST: a bounce on impact is no lost contact
+# s over IN_CONTACT before the observer's estimate counts as contact made: it reads a command
+# that the arm applies late as a force until the arm does (ur5 after a 93 ms stall, commands
+# 3 ms late: 6.3 N of a 10 N press for 2 ms, in free air; counted as contact, its loss then held
+# the axes there). A sensor's reading counts at once (z1's friction holds its probe at 4.3 N of
+# 10 after the impact: contact, which the integral then works on)
+CONTACT_TIME = 0.01
+# the most the proportional term may give the force loop against a rigid surface: there the
+# force follows F_a = D v_ref a few periods d late, F_a[n] = F_d + D k_p (F_d - F_a[n - d]) +
+# ..., whose roots z^d = -D k_p leave the unit circle at D k_p = 1, whatever d; with the
+# integral it diverges there already. At half of it the force settles in 40 ms 3 periods late
+# (test_force_control). ur5 at 10 N (D 400, k_p 5e-3: D k_p 2), commands 3 ms late, stalls:
+# 0 to 28 N while sliding
+LOOP_GAIN = 0.5
 REARM_PAUSE = 0.5               # s without a target wrench before one re-arms the force axes
 SPEED_MARGIN = 0.95             # v_ref's share of force.max_speed
 
@@ -139,6 +155,7 @@ class ForceLoop:
         self.last = None                # time of the last update (s)
         self.held = False               # the controller put the hold into its law
         self.below = None               # since when the force is under LOST of the target
+        self.above = None               # since when it is over IN_CONTACT, before contact
         self.asked_at = None            # when the last target wrench came (monotonic s)
 
     @property
@@ -165,7 +182,7 @@ class ForceLoop:
         """Control force again (a new target wrench): no hold, no integral, no contact yet."""
         self.integral[:] = 0.0
         self.contact, self.holding, self.last, self.held = False, None, None, False
-        self.below = None
+        self.below = self.above = None
 
     def hold(self, why):
         """Hold the force axes' position from now (``why``: for the log); True if it is new."""
@@ -190,7 +207,11 @@ class ForceLoop:
         size = float(np.linalg.norm(desired[ax]))
         reached = float(np.linalg.norm(applied[ax]))
         if size > 0 and reached >= IN_CONTACT * size:
-            self.contact, self.below = True, None
+            self.below = None
+            if self.above is None:
+                self.above = now
+            if s.source == 'sensor' or now - self.above >= CONTACT_TIME:
+                self.contact = True
         elif self.contact and size > 0 and reached < LOST * size:
             if self.below is None:
                 self.below = now
@@ -199,10 +220,15 @@ class ForceLoop:
                           f'{LOST:.0%} of the {size:.3g} asked for {LOST_TIME} s')
         else:
             self.below = None
+        if reached < IN_CONTACT * size:
+            self.above = None
         if self.holding is not None:
             return np.zeros(6), damping
         base = desired / damping
-        u = base + s.gain * e + self.integral
+        # in contact the loop closes through the surface: its gain capped (LOOP_GAIN); before,
+        # the force read is none and the approach keeps the full gain (at the speed limit)
+        gain = np.minimum(s.gain, LOOP_GAIN / damping) if self.contact else s.gain
+        u = base + gain * e + self.integral
         saturated = np.abs(u) > limit
         # the integral only once in contact: integrating a free approach that is not
         # saturated winds it up (a torque about z onto a 5 N m/rad spring: 37 % over)
@@ -210,7 +236,7 @@ class ForceLoop:
         # anti-windup: no integration that would push further into the saturation
         self.integral += np.where(saturated & (np.sign(grow) == np.sign(u)), 0.0, grow)
         self.integral = np.clip(np.where(ax, self.integral, 0.0), -2 * limit, 2 * limit)
-        return np.clip(np.where(ax, base + s.gain * e + self.integral, 0.0), -limit,
+        return np.clip(np.where(ax, base + gain * e + self.integral, 0.0), -limit,
                        limit), damping
 
 

@@ -165,7 +165,8 @@ PARAMETERS = {
                     'description)', True),
     'force.gain': ('float[]', list(FORCE_DEFAULTS['gain']),
                    'speed per force error on the force axes (m/s per N x3, rad/s per N m x3; '
-                   'one or six)', False),
+                   'one or six), at most 0.5 / the damping used (the loop\'s gain against a '
+                   'rigid surface at most 0.5)', False),
     'force.integral_gain': ('float[]', list(FORCE_DEFAULTS['integral_gain']),
                             'integral of the force error (m/s per N s x3, rad/s per N m s x3), '
                             'with anti-windup: what the model gets wrong', False),
