@@ -29,7 +29,7 @@ import pytest
 
 from robot_dynamics_ros.control import Controller, LimitLayer, MomentumObserver
 from robot_dynamics_ros.control.limits import MAX_RATE_STEP, LimitSettings, check, soft_limits
-from robot_dynamics_ros.control.loop import LIMITS_PERIOD, ControlLoop
+from robot_dynamics_ros.control.loop import LIMITS_PERIOD, ControlLoop, crossed_text
 from robot_dynamics_ros.dynamics import (RobotModel, bias_torques, crba, frame_jacobian,
                                          frame_placement, gravity_torques)
 
@@ -399,6 +399,36 @@ def test_a_joint_past_a_limit_the_layer_did_not_hold_is_said_with_the_figure(ur5
     assert (f'limit crossed: shoulder_pan_joint at 2.00 times its velocity limit '
             f'({ur5.velocity_limits[0]:.3g} of {0.5 * ur5.velocity_limits[0]:.3g} rad/s); the '
             f'observer reads 0 N m on it') in loop.log.text()
+
+
+def test_the_frame_past_the_tool_speed_or_a_wall_is_said_with_the_figure(ur5):
+    # as a joint's: z1's tool by hand towards a wall ran 10 % over the tool speed, its wrist
+    # pinned by its own bound (issue #52), silently; within 5 % and 5 mm, nothing is said
+    p = frame_placement(ur5, UR5_POSE, 'tool0')[:3, 3]
+    J = frame_jacobian(ur5, UR5_POSE, 'tool0')[:3]
+    qd = np.linalg.pinv(J) @ np.array([0.0, 0.0, -0.25])       # the tool at 0.25 m/s down
+    wall = np.concatenate([p - [1.0, 1.0, 0.004], p + 1.0])    # the tool 4 mm beyond z min
+    lim = layer(ur5, workspace=wall, tool_speed=0.25 / 1.049)
+    lim.apply(gravity_torques(ur5, UR5_POSE), UR5_POSE, qd, 0.0)
+    assert lim.crossed == ()
+    wall[2] = p[2] + 0.006                                      # 6 mm beyond
+    lim = layer(ur5, workspace=wall, tool_speed=0.2)           # 1.25 times the tool speed
+    lim.apply(gravity_torques(ur5, UR5_POSE), UR5_POSE, qd, 0.0, external=J.T @ [0, 0, -30.0])
+    fast, beyond = sorted(lim.crossed)
+    assert (fast.kind, fast.name, fast.limit) == ('tool_speed', 'tool0', 0.2)
+    assert fast.at == pytest.approx(0.25) and fast.pushed == pytest.approx(30.0)
+    assert (beyond.kind, beyond.name) == ('workspace', 'tool0 z min')
+    assert beyond.at == pytest.approx(0.006) and beyond.pushed == pytest.approx(30.0)
+    assert fast.effort > 0 and beyond.effort > 0
+    assert [crossed_text(c) for c in (fast, beyond)] == [
+        f'limit crossed: tool0 at 1.25 times the tool speed (0.25 of 0.2 m/s); the observer '
+        f'reads 30 N there beyond the model (the arm can exert {fast.effort:.3g} N that way): '
+        f'a push quicker than the estimate or more than the effort limits counter, joints '
+        f'pinned by their own bounds, or commands arriving late',
+        f'limit crossed: tool0 z min: 6 mm beyond the workspace wall; the observer reads 30 N '
+        f'there beyond the model (the arm can exert {beyond.effort:.3g} N that way): a push '
+        f'quicker than the estimate or more than the effort limits counter, joints pinned by '
+        f'their own bounds, or commands arriving late']
 
 
 def test_the_push_the_arm_resists_is_said_at_start_up(ur5):

@@ -103,6 +103,9 @@ RELATIVE_MARGIN = 1e-7  # how clearly within its bounds joints_clear wants each 
 # its velocity bound (issue #52's 2 %), or this far past its hard position limit (rad or m: a
 # state read at the stop is not past it)
 CROSSED_SPEED, CROSSED_POSITION = 1.02, 1e-3
+# the frame likewise: this much over the tool speed, or this far beyond a wall (m; issue #52's
+# 5 % and 5 mm)
+CROSSED_TOOL_SPEED, CROSSED_WALL = 1.05, 5e-3
 # The default torque rate: each joint's effort limit in 1 / RATE_PER_EFFORT s, at least
 # MIN_RATE (Franka's 1000 N m/s; also where a joint has no effort limit): ur5's shoulder 3000
 # N m/s, its wrist 1000. A rate limit is a slew limit inside the loop: what a stiff loop's
@@ -549,15 +552,17 @@ def limit_terms(data, q, qd, zeros, no_f_ext, friction, flags, cmd, M, V, Mcc, U
 
 
 class Crossed(NamedTuple):
-    """A joint past a limit the layer did not hold (LimitLayer.crossed)."""
+    """A joint or the frame past a limit the layer did not hold (LimitLayer.crossed)."""
 
-    kind: str           # 'velocity' or 'position'
-    at: float           # its |qd| or q
-    limit: float        # the velocity bound, or the hard position limit it is past
-    name: str
-    pushed: float       # the observer's estimate of what acts on it beyond the model
-    effort: float       # its effort limit
-    prismatic: bool     # (m, m/s, N) else (rad, rad/s, N m)
+    kind: str           # 'velocity' or 'position' (a joint), 'tool_speed' or 'workspace'
+    at: float           # its |qd| or q; the frame's speed, or how far beyond the wall (m)
+    limit: float        # the velocity bound, or the hard position limit it is past; the tool
+    #                     speed (workspace: 0)
+    name: str           # the joint; the frame (workspace: and the wall's face)
+    pushed: float       # the observer's estimate of what acts on it beyond the model (the
+    #                     frame: the force along its motion or towards the wall, N)
+    effort: float       # its effort limit (the frame: the force the arm can exert there, N)
+    prismatic: bool     # (m, m/s, N) else (rad, rad/s, N m); the frame: True
 
 
 class Resistance(NamedTuple):
@@ -684,8 +689,9 @@ class LimitLayer:
         self._edge = np.ascontiguousarray([CROSSED_SPEED * self.vmax,
                                            hard[:, 0] - CROSSED_POSITION,
                                            hard[:, 1] + CROSSED_POSITION], dtype=float)
-        # a Crossed per joint past a limit at the last apply; () mostly
+        # a Crossed per joint (and the frame) past a limit at the last apply; () mostly
         self.crossed = ()
+        self._frame_crossed = {}    # the frame's, by what (_frame_limits, once per apply)
         self._low, self._high = np.empty(k), np.empty(k)    # the output's bounds (apply)
         self.top_speed = 0.0        # the commanded joints' largest |qd| at the last apply
 
@@ -865,8 +871,11 @@ class LimitLayer:
         if self.watches_frame or not joints_clear(
                 self._Mcc, xk, qdk, hc, Mii, r, rb, self.lower, self.upper, self.kp, self.vmax,
                 self.effort, self.rate, self._P, out, self._W):
+            self._frame_crossed.clear()
             out, bound = self._bounds(out, q, r, rb, low, high, active)
             changed = bool((out != mode).any())
+            if self._frame_crossed:
+                self.crossed += tuple(self._frame_crossed.values())
         else:       # no joint near its bound (the usual case): the bounds would change nothing
             bound, changed = (), flags[2] > 0.5     # the clip changed the output
         if changed:             # (mostly not: what follows only names what held the output)
@@ -999,6 +1008,12 @@ class LimitLayer:
                 force_rate = float(np.min(self.rate / np.abs(Jn)))
                 force = float(np.min(spare / np.abs(Jn)))
             jerk = JERK_SHARE * force_rate * inv_lambda
+            if (vn > CROSSED_TOOL_SPEED * self.tool_speed if d is None else d < -CROSSED_WALL):
+                # past what the layer holds (said, as a joint's: _crossed)
+                push = float(Jn @ r) / max(float(Jn @ Jn), 1e-12)     # least squares along n
+                self._frame_crossed[what] = Crossed(
+                    what[1], vn if d is None else -d, self.tool_speed if d is None else 0.0,
+                    what[0], push, force, True)
             if d is None:
                 allowed = self.tool_speed
             elif d >= 0:       # a wall: what a braking at the force the effort limits leave stops

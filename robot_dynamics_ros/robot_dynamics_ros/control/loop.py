@@ -99,6 +99,14 @@ def over_bandwidth(law, period):
 
 def crossed_text(c):
     """Return the warning for a joint past a limit the layer did not hold (a limits.Crossed)."""
+    if c.kind in ('tool_speed', 'workspace'):
+        what = (f'{c.name} at {c.at / c.limit:.2f} times the tool speed ({c.at:.3g} of '
+                f'{c.limit:.3g} m/s)' if c.kind == 'tool_speed' else
+                f'{c.name}: {1e3 * c.at:.3g} mm beyond the workspace wall')
+        return (f'limit crossed: {what}; the observer reads {c.pushed:.3g} N there beyond the '
+                f'model (the arm can exert {c.effort:.3g} N that way): a push quicker than the '
+                f'estimate or more than the effort limits counter, joints pinned by their own '
+                f'bounds, or commands arriving late')
     unit, speed, force = ('m', 'm/s', 'N') if c.prismatic else ('rad', 'rad/s', 'N m')
     what = (f'{c.name} at {c.at / c.limit:.2f} times its velocity limit ({c.at:.3g} of '
             f'{c.limit:.3g} {speed})' if c.kind == 'velocity' else
