@@ -65,16 +65,16 @@ Exits 1 when a figure is outside what issue #41 asks, else 0, but for those ``NO
 the command's own compensation and the observer's estimate. Not held: feedforward moving one joint
 1.6 rad in 0.3 s runs ur5's and panda's shoulder 11 % and 33 % over v_max (the elbow's reaction
 asks the shoulder's torque to turn faster than the torque rate limit lets it, and the bounds, a
-millisecond ahead, cannot slow the elbow early enough). Outside the default arms (``--arms
-xarm7 z1 so101``), not listed: z1 (1-2 N m of Coulomb friction and 1-2 N m s/rad of damping on
-light wrists) runs its tool 16 % over the tool speed under a 50 N target wrench and 10 % by hand
-towards a wall (its wrist pinned by its own bound, the tool speed finds no joint to brake it
-through; the node says it as it crosses, printed beside the row; its target and twist rows hold since the bounds count the braking the estimate shows:
-20-24 % over before; issue #52); so101 (0.5 kg, 5e-5 kg m^2 at its wrist_roll)
-reaches v_max 2 ms into a 14.6 N push, before the observer's estimate of it (5 ms at the default
-gain) lets the bounds count it (the node says so at start-up from 3.9 N: printed beside the row),
-runs 1.7-2 v_max and its gripper 0.2 rad past a hard limit, and its tool 2.4-12 times the tool
-speed in the task modes (its task-space law above the loop's bandwidth).
+millisecond ahead, cannot slow the elbow early enough). Outside the default arms (``--arms xarm7 z1
+so101``), not listed: z1 (1-2 N m of Coulomb friction and 1-2 N m s/rad of damping on light wrists)
+runs its tool 16 % over the tool speed under a 50 N target wrench and 10 % by hand towards a wall
+(its wrist pinned by its own bound, the tool speed finds no joint to brake it through; the node
+says it as it crosses, printed beside the row; its target and twist rows hold since the bounds
+count the braking the estimate shows: 20-24 % over before; issue #52); so101 (0.5 kg, 5e-5 kg m^2
+at its wrist_roll) reaches v_max 2 ms into a 14.6 N push, before the observer's estimate of it (5
+ms at the default gain) lets the bounds count it (the node says so at start-up from 3.9 N: printed
+beside the row), runs 1.7-2 v_max and its gripper 0.2 rad past a hard limit, and its tool 2.4-12
+times the tool speed in the task modes (its task-space law above the loop's bandwidth).
 xarm7 holds every row since the observer's default gain went from 50 to 200 1/s (it ran a
 joint 3 % over v_max and its tool 4-18 % over; kinova's hand guiding, 8 % and 13 %, too).
 """
