@@ -70,6 +70,10 @@ class Log:
         self.last.setdefault(key, message)
 
 
+class Interrupted(pe.Refusal):
+    """A stall's runaway: the arm held, the step to be made again (the node's Interrupted)."""
+
+
 class Rig:
     """One arm, its payload simulated, feedforward_node's loop on the model without it."""
 
@@ -106,6 +110,7 @@ class Rig:
         # longest; meanwhile the arm acts on the last command (the drive holds it)
         self.stalls, self.rng, self.stalled = stalls, np.random.default_rng(seed), 0
         self.retries = 0                # poses swept again after a stall
+        self.runaways = pe.Runaways()   # the service's judge of a fast joint (sim time)
         self.fastest = 0.0              # the fastest joint speed the loop saw in ``estimate``
 
     @property
@@ -126,8 +131,15 @@ class Rig:
             if self.stalls and self.rng.random() < sim.dt / self.stalls[0]:
                 self.stalled = int(self.rng.uniform(1 / 3, 1) * self.stalls[1] / sim.dt)
             self.fastest = max(self.fastest, float(np.abs(qd[self.ctrl.cmd]).max()))
-            if self.guard:
-                pe.check_speed(self.model, qd, self.ctrl.cmd)
+            if self.guard:              # as the node's watch: held after a stall, or stopped
+                loop = self.loop
+                verdict = self.runaways.see(self.model, qd, self.ctrl.cmd, t, loop.late_at,
+                                            loop.late_gap)
+                if verdict is pe.HELD:
+                    self.ctrl.hold_here()
+                    raise Interrupted(self.runaways.interrupted)
+                if verdict is not None:
+                    raise pe.Refusal(verdict)
             reply = loop.joint_states(self.names, q.tolist(), qd.tolist(),
                                       sim.applied.tolist(), t, t, lambda: t)
             tau = np.zeros(self.model.n)
@@ -155,6 +167,12 @@ class Rig:
         samples, self.samples = self.samples, None
         return tuple(np.array([s[k] for s in samples]) for k in range(3))
 
+    def _at_rest(self, q):
+        """Move to pose ``q`` and return (q, r) of a window at rest there."""
+        self.run(self.move(q) + pe.SETTLE)
+        qs, _, rs = self.window(0.25)
+        return qs, rs
+
     def _passes(self, q, d, chain):
         """Sweep pose ``q`` forwards and backwards; return the two passes' means and rows."""
         ctrl, model = self.ctrl, self.model
@@ -174,6 +192,28 @@ class Rig:
 
     def _swept_again(self, refusal):
         self.retries += 1
+        if isinstance(refusal, Interrupted):
+            self._resume()
+
+    def _resume(self):
+        """After a stall's runaway, held: at rest again (as the node's ``_settle``), then on."""
+        rest = 0.0
+        while rest < pe.SETTLE:
+            self.run(self.sim.dt)
+            rest = rest + self.sim.dt if np.abs(self.sim.qd[self.ctrl.cmd]).max() <= pe.AT_REST \
+                else 0.0
+        self.runaways.resumed()
+
+    def _again(self, step):
+        """Return ``step()``, made again where a stall's runaway held the arm (the node's)."""
+        for k in range(pe.STALL_RETRIES + 1):
+            try:
+                return step()
+            except Interrupted as e:
+                if k == pe.STALL_RETRIES:
+                    raise pe.Refusal(f'{e} ({k + 1} times in a row)') from None
+                self.retries += 1
+                self._resume()
 
     def _sweeps(self, Q, d, chain):
         """Sweep each pose forwards and backwards; return (q, r, A, missed) for the fit."""
@@ -206,8 +246,7 @@ class Rig:
         try:
             at, r = [], []              # at rest: the preliminary fit
             for q in Q:
-                self.run(self.move(q) + pe.SETTLE)
-                qs, _, rs = self.window(0.25)
+                qs, rs = self._again(functools.partial(self._at_rest, q))
                 at.append(qs.mean(axis=0))
                 r.append(rs.mean(axis=0))
             self.first = pe.fit(model, self.link, np.array(at), np.array(r), chain)
@@ -220,7 +259,7 @@ class Rig:
                     raise
                 self.compensated = True
                 at, r, A, missed = self._sweeps(Q, d, chain)
-            self.run(self.move(q0) + pe.SETTLE)
+            self._again(lambda: self.run(self.move(q0) + pe.SETTLE))
         finally:
             self.guard = False
             pe.hand_back(ctrl, saved)

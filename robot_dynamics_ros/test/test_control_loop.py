@@ -236,7 +236,8 @@ def test_states_later_than_the_set_gap_are_counted_late(arm):
     for gap in (0.001, 0.006, 0.001, 0.021, 0.001):     # LATE (20 ms) by default
         t += gap
         feed(loop, t)
-    assert loop.late == 1
+    assert loop.late == 1 and loop.late_at == t - 0.001
+    assert loop.late_gap == pytest.approx(0.021)     # what the payload service's text says
     loop.count_late_after(0.005)            # what the payload service's gains hold through
     for gap in (0.001, 0.006, 0.001, 0.021, 0.001):
         t += gap

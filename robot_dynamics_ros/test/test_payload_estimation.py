@@ -350,12 +350,11 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
     between two). Within STALL_AFTERMATH of a late state it is the stall's doing: held with the
     service's gains, the step interrupted (to be made again), not stopped.
     """
-    from robot_dynamics_ros.nodes.payload_service import (BRAKING, Interrupted, PayloadService,
-                                                          Refused)
+    from robot_dynamics_ros.nodes.payload_service import Interrupted, PayloadService, Refused
     rig = xarm7_rig('no', 'no')
     ctrl = rig.ctrl
     # the node's loop as watch and _check read it: a state 150 ms after the one before came now
-    loop = SimpleNamespace(late_at=time.monotonic(), gaps=[0.002, 0.15, 0.002],
+    loop = SimpleNamespace(late_at=time.monotonic(), late_gap=0.15,
                            stale_joints=lambda now: [])
     service = PayloadService(SimpleNamespace(ctrl=ctrl, loop=loop,
                                              context=SimpleNamespace(ok=lambda: True)))
@@ -367,8 +366,9 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
     ctrl.qd[5] = 1.01 * pe.ABORT_SPEED
     service.watch(ctrl)
     assert service.stopped is None
-    assert service.interrupted.startswith('joint joint6 moved at 2.02 rad/s'), service.interrupted
-    assert '150 ms apart' in service.interrupted, service.interrupted
+    why = service.runaways.interrupted
+    assert why.startswith('joint joint6 moved at 2.02 rad/s'), why
+    assert '150 ms apart' in why, why
     assert np.array_equal(ctrl.gains.kp, kp) and ctrl.ref.trajectory is None
     assert np.array_equal(ctrl.ref.hold, ctrl.q)
     with pytest.raises(Interrupted, match='joint6 moved at'):
@@ -377,8 +377,8 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
     ctrl.qd[5] = 3.0 * pe.ABORT_SPEED
     service.watch(ctrl)
     assert service.stopped is None and np.array_equal(ctrl.gains.kp, kp)
-    # still over it BRAKING s on: not braking, stopped for good, the node's gains back
-    service.interrupted_at -= BRAKING
+    # still over it pe.BRAKING s on: not braking, stopped for good, the node's gains back
+    service.runaways.interrupted_at -= pe.BRAKING
     service.watch(ctrl)
     assert 'joint6 moved at 6 rad/s, faster than' in service.stopped, service.stopped
     assert np.all(ctrl.gains.kp == 100.0)
@@ -387,7 +387,7 @@ def test_the_service_stops_at_the_first_state_of_a_runaway():
     service.stopped = None
     # none came late for longer than STALL_AFTERMATH: the gains' doing, stopped
     loop.late_at = time.monotonic() - pe.STALL_AFTERMATH - 0.01
-    service.interrupted = None
+    service.runaways.resumed()
     service.saved = pe.take_over(ctrl, 1e-3, np.arange(7))
     assert np.all(ctrl.gains.kp > 100.0)
     rig.move(ctrl.q + 0.3)

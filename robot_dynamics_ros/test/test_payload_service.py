@@ -48,7 +48,7 @@ from sensor_msgs.msg import JointState  # noqa: E402
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint  # noqa: E402
 
 from robot_dynamics_ros.dynamics import RobotModel  # noqa: E402
-from robot_dynamics_ros.nodes.payload_service import AT_REST  # noqa: E402
+from robot_dynamics_ros.control.payload_estimation import AT_REST  # noqa: E402
 from robot_dynamics_ros.tools.identify import with_payload_link  # noqa: E402
 
 from conftest import ROBOTS, driver_rate, erd_root  # noqa: E402

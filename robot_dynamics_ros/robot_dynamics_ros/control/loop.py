@@ -165,6 +165,7 @@ class ControlLoop:
         self.late = 0                     # commanded states over late_after after the last
         self.late_after = LATE            # s (``count_late_after``)
         self.late_at = -np.inf            # when (monotonic s) the latest late state came
+        self.late_gap = 0.0               # and how long after the one before it (s)
         self.last_update = None
         self.no_model_since = None        # when joint_states first came without a model
         self.model_time = None
@@ -310,7 +311,7 @@ class ControlLoop:
             self.gaps.append(gap)
             if gap > self.late_after:
                 self.late += 1
-                self.late_at = now
+                self.late_at, self.late_gap = now, gap
             step = stamp - self.stamp if stamp > 0.0 and self.stamp > 0.0 else 0.0
             self.steps.append(step if step > 0.0 else gap)
         self.last_update = now

@@ -105,6 +105,12 @@ ABORT_SPEED = 2.0
 # runs in 4, each after a 0.11-0.2 s stall). The arm is held and that step made again, up to
 # STALL_RETRIES times; the first such speed after the stall comes within 0.05 s of it
 STALL_AFTERMATH = 0.5
+# s: held after a stall's runaway (``Runaways``), a joint still over ABORT_SPEED this long after
+# is not braking: stopped for good. ur5 after 0.15 s stalls (12 runaways, peak 2.08-2.52 rad/s):
+# over 2 rad/s for 6-12 ms, under 1 rad/s 14-48 ms after the runaway began
+BRAKING = 0.2
+AT_REST = 0.02          # rad/s: the largest joint speed that counts as at rest
+HELD = 'held'           # Runaways.see: the arm held after a stall, the step to be made again
 
 
 class Refusal(ValueError):
@@ -540,6 +546,46 @@ def unstable(fast):
     return (f'{fast}, faster than the sequence ever asks ({ABORT_SPEED:g}): the service\'s gains '
             f'with this model were not stable on this arm (if the URDF lacks the joints\' rotor '
             f'inertia, set armature); stopped, the node\'s gains back')
+
+
+class Runaways:
+    """
+    A joint over ABORT_SPEED while the service's gains act: a stall's, or the gains' own.
+
+    Within STALL_AFTERMATH of a late state (a stalled process: the arm lagged its move, and the
+    stiff gains close the lag at once) it is the stall's: the arm is held where it is and the
+    step made again (``interrupted`` says why until ``resumed``); braking from it is no
+    runaway for BRAKING s. Any other stops the sequence (``unstable``). The node's
+    ``~/estimate_payload`` and the in-process rig (test/payload_rig.py) judge with this.
+    """
+
+    def __init__(self):
+        self.interrupted = None     # why the arm was held after a stall (the step made again)
+        self.interrupted_at = 0.0   # when (the caller's clock, s)
+
+    def see(self, model, qd, commanded, now, late_at, gap):
+        """
+        Judge the state ``qd`` at ``now``: None (no runaway, or braking), HELD, or why to stop.
+
+        ``late_at``: when the latest late state came (the loop's, same clock); ``gap``: how
+        long after the state before it (s), for the text.
+        """
+        fast = runaway(model, qd, commanded)
+        if not fast:
+            return None
+        if self.interrupted is not None and now - self.interrupted_at < BRAKING:
+            return None                     # held, braking from it
+        if self.interrupted is None and now - late_at < STALL_AFTERMATH:
+            self.interrupted = (f'{fast} {(now - late_at) * 1e3:.0f} ms after joint_states came '
+                                f'{gap * 1e3:.0f} ms apart (a stalled process: the arm lagged '
+                                f'its move meanwhile)')
+            self.interrupted_at = now
+            return HELD
+        return unstable(fast)
+
+    def resumed(self):
+        """Judge the next runaway afresh: the arm is at rest again after a stall's."""
+        self.interrupted = None
 
 
 def check_speed(model, qd, commanded):

@@ -51,7 +51,6 @@ from ..dynamics.model import com_inertia, inertia_matrix, inertia_six, mcI
 DEFAULT_AMPLITUDE = 0.5         # rad (m)
 MOVE_TIME, SETTLE = pe.MOVE_TIME, pe.SETTLE
 WINDOW = 0.25                   # s over which the observer's estimate is averaged
-AT_REST = 0.02                  # rad/s: the largest joint speed that counts as at rest
 STEADY = 0.002                  # N m: drift of the estimate over a window that counts as none
 # and of the estimates' size (their RMS over the joints): the windows at rest give the
 # preliminary fit only (``pe.carry``, replaced by the sweeps'), for which a percent is nothing.
@@ -63,10 +62,6 @@ STEADY = 0.002                  # N m: drift of the estimate over a window that 
 STEADY_SHARE = 0.01
 DISTURBED = 0.1                 # of the estimate's RMS (+ 0.05 N m): a residual over it refused
 BACKSTOP = 10.0                 # a timeout's multiple in wall time: simulated time that stopped
-# s: held after a stall's runaway (``watch``), a joint still over ABORT_SPEED this long after is
-# not braking: stopped for good. ur5 after 0.15 s stalls (12 runaways, peak 2.08-2.52 rad/s):
-# over 2 rad/s for 6-12 ms, under 1 rad/s 14-48 ms after the runaway began
-BRAKING = 0.2
 
 
 class Refused(Exception):
@@ -109,8 +104,7 @@ class PayloadService:
         self.window = None          # (a, b): only those of states timed within it (node time)
         self.saved = None           # what pe.take_over saved, while the service's gains act
         self.stopped = None         # why ``watch`` stopped the sequence
-        self.interrupted = None     # why ``watch`` held the arm after a stall (step done again)
-        self.interrupted_at = 0.0   # when (monotonic s)
+        self.runaways = pe.Runaways()   # ``watch``'s judge (monotonic s)
 
     # ---- the service -------------------------------------------------------------------------
     def __call__(self, req, res):
@@ -119,7 +113,8 @@ class PayloadService:
             return self._refuse(res, 'an estimate is already running')
         try:
             t0 = time.monotonic()
-            self.stopped = self.interrupted = None
+            self.stopped = None
+            self.runaways.resumed()
             with node.lock:
                 link, amplitude, Q, q0, d = self._plan(req)
             fit, missed = self._sequence(link, Q, q0, d)
@@ -186,7 +181,7 @@ class PayloadService:
         now = node.loop.trajectory_time(node.clock())
         if ctrl.ref.trajectory is not None and now < ctrl.ref.trajectory.path.end_time:
             raise Refused('a trajectory is running: call it when the arm is at rest')
-        if _speed(ctrl) > AT_REST:
+        if _speed(ctrl) > pe.AT_REST:
             raise Refused(f'the arm is moving (|qd| up to {_speed(ctrl):.3f} rad/s): call it '
                           f'when the arm is at rest')
         model = ctrl.model
@@ -303,13 +298,13 @@ class PayloadService:
                 except pe.Refusal as e:
                     raise Refused(f'{e} (also with the model\'s friction compensated)') from None
         finally:
-            if self.interrupted is not None:    # held where it is: at rest, then back
+            if self.runaways.interrupted is not None:   # held where it is: at rest, then back
                 try:
                     self._settle(ctrl, resuming=True)
                 except Refused:
                     pass                        # the next _check says why
                 with node.lock:
-                    self.interrupted = None
+                    self.runaways.resumed()
             if (self.stopped is None and node.ctrl is ctrl and ctrl.ref.reaction is None
                     and node.context.ok()):
                 try:
@@ -391,7 +386,7 @@ class PayloadService:
         self.node.get_logger().info(f'estimate_payload: {e}: held, and that step made again')
         self._settle(ctrl, resuming=True)
         with self.node.lock:
-            self.interrupted = None
+            self.runaways.resumed()
 
     def _passes(self, ctrl, link, q, d, rows):
         """Sweep pose ``q`` by +-d forwards and backwards; return the two passes (``_sweep``)."""
@@ -432,7 +427,7 @@ class PayloadService:
         def there():
             self._ours(ctrl, ours)
             return (node.loop.trajectory_time(node.clock()) >= ours[0].end_time + SETTLE
-                    and _speed(ctrl) <= AT_REST)
+                    and _speed(ctrl) <= pe.AT_REST)
         self._wait(ctrl, there, 'the arm did not come to rest at a pose of the sequence (held '
                                 'back, or touched?)', duration + 5.0)
 
@@ -482,7 +477,7 @@ class PayloadService:
         def rested():
             nonlocal since
             now = node.loop.trajectory_time(node.clock())
-            if _speed(ctrl) > AT_REST:
+            if _speed(ctrl) > pe.AT_REST:
                 since = None
             elif since is None:
                 since = now
@@ -547,7 +542,7 @@ class PayloadService:
                 raise Refused(f'{len(samples)} observer estimates in {WINDOW} s: joint_states '
                               f'too slow, or the observer is holding its estimate')
             q = np.array([s[0] for s in samples])
-            if np.abs(np.diff(q, axis=0)).max(initial=0.0) > AT_REST * WINDOW:
+            if np.abs(np.diff(q, axis=0)).max(initial=0.0) > pe.AT_REST * WINDOW:
                 raise Refused('the arm moved while it should have been at rest (touched?)')
             r = np.array([s[2] for s in samples])
             drift, allowed, k, mean = _drift(r)
@@ -568,8 +563,8 @@ class PayloadService:
         node = self.node
         if self.stopped is not None:
             raise Refused(self.stopped)
-        if self.interrupted is not None and not resuming:
-            raise Interrupted(self.interrupted)
+        if self.runaways.interrupted is not None and not resuming:
+            raise Interrupted(self.runaways.interrupted)
         if not node.context.ok():
             raise Refused('shutting down')
         if node.ctrl is not ctrl:
@@ -590,23 +585,17 @@ class PayloadService:
         with why. Within pe.STALL_AFTERMATH of a late state (the loop's ``late_at``) the
         runaway is the stall's: the arm held where it is with the service's gains, and
         ``_check`` interrupts the step, which is made again (``_again_after_stalls``); a joint
-        still over ABORT_SPEED BRAKING s after that is stopped as above.
+        still over ABORT_SPEED pe.BRAKING s after that is stopped as above (``pe.Runaways``).
         """
         if self.saved is None or self.stopped is not None or ctrl is not self.node.ctrl:
             return
-        fast = pe.runaway(ctrl.model, ctrl.qd, ctrl.cmd)
-        if not fast:
+        loop = self.node.loop
+        verdict = self.runaways.see(ctrl.model, ctrl.qd, ctrl.cmd, time.monotonic(),
+                                    loop.late_at, loop.late_gap)
+        if verdict is None:
             return
-        loop, now = self.node.loop, time.monotonic()
-        if self.interrupted is not None and now - self.interrupted_at < BRAKING:
-            return                      # held, braking from it
-        if self.interrupted is None and now - loop.late_at < pe.STALL_AFTERMATH:
-            self.interrupted = (f'{fast} {(now - loop.late_at) * 1e3:.0f} ms after joint_states '
-                                f'came {max(loop.gaps) * 1e3:.0f} ms apart (a stalled process: '
-                                f'the arm lagged its move meanwhile)')
-            self.interrupted_at = now
-        else:
-            self.stopped = pe.unstable(fast)
+        if verdict is not pe.HELD:
+            self.stopped = verdict
             pe.hand_back(ctrl, self.saved)
         ctrl.hold_here()
 
