@@ -94,7 +94,7 @@ def said_model(path):
         return 'model "' in f.read()
 
 
-def run(arm, mode, gaps, overrides, logs):
+def run(arm, mode, gaps, overrides, logs, sim_overrides=()):
     """One arm and mode: [(gap, drop, back, controller said, simulator said)]."""
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
@@ -105,7 +105,7 @@ def run(arm, mode, gaps, overrides, logs):
     sim = subprocess.Popen(
         [node_exe('simulator_node'), '--ros-args', '-r', 'joint_states:=sim_states',
          '-p', f'urdf_file:={urdf}', '-p', f'initial_positions:={q0}',
-         '-p', 'publish_rate:=1000.0'],
+         '-p', 'publish_rate:=1000.0'] + [a for o in sim_overrides for a in ('-p', o)],
         stdout=open(sim_log, 'w'), stderr=subprocess.STDOUT)
     ctrl = subprocess.Popen(
         [node_exe('feedforward_node'), '--ros-args', '--params-file', CONFIG,
@@ -160,6 +160,9 @@ def main(argv=None):
     parser.add_argument('--hogs', type=int, default=0, help='busy processes beside it')
     parser.add_argument('-p', dest='overrides', action='append', default=[],
                         metavar='NAME:=VALUE', help="a feedforward_node parameter")
+    parser.add_argument('--sim', dest='sim_overrides', action='append', default=[],
+                        metavar='NAME:=VALUE', help='a simulator_node parameter (for instance '
+                                                    'enforce_command_limits:=true)')
     args = parser.parse_args(argv)
     hogs = [subprocess.Popen([sys.executable, '-c', 'while True: pass'])
             for _ in range(args.hogs)]
@@ -170,7 +173,7 @@ def main(argv=None):
     try:
         for arm in args.arms:
             for mode in args.modes:
-                rows = run(arm, mode, args.gaps, args.overrides, logs)
+                rows = run(arm, mode, args.gaps, args.overrides, logs, args.sim_overrides)
                 for gap, drop, back, ctrl_said, sim_said in rows:
                     bad = not (drop <= MAX_DROP and back <= MAX_BACK)
                     failed |= bad
