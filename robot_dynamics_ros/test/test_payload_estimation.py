@@ -321,7 +321,7 @@ def test_the_delay_the_gains_hold_through_is_their_fastest_joints():
 
 def test_no_move_of_the_sequence_asks_more_than_move_speed():
     # ur10's wrist from one pose to the next (1 rad) was asked 1.9 rad/s in MOVE_TIME, and
-    # went at 2.01, which check_speed took for a runaway; now each move is long enough
+    # went at 2.01, which runaway took for one; now each move is long enough
     model = RobotModel.from_urdf(robot_urdf('ur10'))
     q0 = np.array(ARMS['ur5'][1])
     cmd = np.arange(model.n)

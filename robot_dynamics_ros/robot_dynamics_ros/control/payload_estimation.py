@@ -38,7 +38,7 @@ about the friction changes sign with the direction, so the mean of the two passe
 mass's gravity and velocity-product torques over the windows (``pass_rows``). The service moves
 the arm with its own gains (``take_over``, ``hand_back``), and refuses where a joint did not
 follow a pass (``check_followed``), the passes differ (``check_mirrored``) or a joint ran away
-(``check_speed``).
+(``Runaways``).
 """
 from dataclasses import dataclass
 
@@ -492,8 +492,7 @@ def move_time(q_from, q_to, commanded):
 
     MOVE_TIME, longer where a commanded joint travels so far that it would go faster than
     MOVE_SPEED: ur10's wrist from one pose to the next (1 rad) was asked 1.9 rad/s in MOVE_TIME
-    and, carrying a load its model lacked, went at 2.01: what ``check_speed`` takes for a
-    runaway.
+    and, carrying a load its model lacked, went at 2.01: what ``runaway`` takes for a runaway.
     """
     rows = np.asarray(commanded, dtype=np.int64)
     travel = np.abs(np.asarray(q_to, dtype=float) - np.asarray(q_from, dtype=float))[rows]
@@ -586,10 +585,3 @@ class Runaways:
     def resumed(self):
         """Judge the next runaway afresh: the arm is at rest again after a stall's."""
         self.interrupted = None
-
-
-def check_speed(model, qd, commanded):
-    """Refusal when a commanded joint moves faster than ABORT_SPEED."""
-    fast = runaway(model, qd, commanded)
-    if fast:
-        raise Refusal(unstable(fast))
