@@ -240,3 +240,32 @@ def test_bad_parameters_stop_the_node_with_a_message(tmp_path):
         assert 'urdf_file: cannot read URDF file /no/such.urdf' in proc.log()
     finally:
         proc.stop()
+
+
+def test_with_enforce_command_limits_no_step_past_the_velocity_limit_drives_on(ros, tmp_path):
+    """ros2_control's enforce_command_limits in simulator_node: the clamp at each step's state."""
+    proc = NodeProcess('simulator_node',
+                       ['--params-file', os.path.join(CONFIG, 'simulation.yaml'),
+                        '-r', '__ns:=/limsim', '-p', f'urdf_file:={example_urdf("planar_2r")}',
+                        '-p', f'initial_positions:={Q0}', '-p', 'enforce_command_limits:=true'],
+                       tmp_path / 'sim.log')
+    node = rclpy.create_node('limsim_peer', namespace='/limsim')
+    try:
+        assert proc.wait_log('command limits enforced each step as ros2_control', 20), proc.log()
+        assert 'saturation: no <safety_controller>' in proc.log()
+        states = record(node, JointState, 'joint_states')
+        pub = node.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+        model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
+        held = gravity_torques(model, np.array(Q0)) + [150.0, 0.0]     # on the shoulder
+        end = time.monotonic() + 20.0
+        while time.monotonic() < end and not any(abs(m.velocity[0]) > 6.3 for m in states):
+            pub.publish(Float64MultiArray(data=[float(x) for x in held]))
+            spin_once(node, timeout_sec=0.005)
+        fast = [m for m in states if m.velocity[0] > 6.3]     # 5 % over its 6 rad/s
+        assert fast, 'the shoulder never ran past its velocity limit'
+        # the effort reported there (the mean applied since the state before) drives it no
+        # further: the 150 N m held is taken away
+        assert all(m.effort[0] <= 0.0 for m in fast), [m.effort[0] for m in fast]
+    finally:
+        node.destroy_node()
+        proc.stop()
