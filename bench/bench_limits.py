@@ -52,7 +52,10 @@ that reached it, as a ForwardCommandController keeps it), and each command reach
 steps (ms) late instead of 1. The figures are of the arm throughout, the stalls included; the
 rate, of the commands the loop sent, over the time between them. The column ``back`` is the
 larger of the joint speed and the tool speed (as ``speed`` and ``tool``) from RECOVERY (50 ms)
-after each stall on: what the layer holds once the loop is back (not counted).
+after each stall on: what the layer holds once the loop is back (not counted); ``regain`` the
+longest it took, over the stalls, from the loop's return until no joint was over 1.02 of its
+velocity bound and the tool within 1.05 of its speed (ms; ">N": not yet when the next stall
+came N ms later; not counted).
 
 With ``--driver-limits`` the commands reach the arm through what ros2_control_node does with
 ``enforce_command_limits`` (``simulation.CommandLimiter``, every step, at that step's state):
@@ -247,8 +250,20 @@ class Rig:
         speed_back = float(np.max(np.abs(qd[back]) / layer.vmax, initial=0.0))
         tool_back = float(np.max(np.linalg.norm(v[back], axis=1) / layer.tool_speed,
                                  initial=0.0)) if np.isfinite(layer.tool_speed) else 0.0
+        # and how long after each stall the loop took to bring them within what is asked
+        over = (np.abs(qd) / layer.vmax).max(axis=1) > ASKED['speed']
+        if np.isfinite(layer.tool_speed):
+            over |= np.linalg.norm(v, axis=1) / layer.tool_speed > ASKED['tool']
+        # (a stall that came first, the time to it, marked '>')
+        regain = (0.0, '')
+        for k in np.flatnonzero(stalled[:-1] & ~stalled[1:]) + 1:   # the loop back at k
+            end = k + int(np.argmax(stalled[k:])) if stalled[k:].any() else len(stalled)
+            within = np.flatnonzero(~over[k:end])
+            took = ((times[k + within[0]] - times[k], '') if len(within) else
+                    (times[end - 1] - times[k], '>'))
+            regain = max(regain, took)
         return dict(margin=float(margin), speed=speed, wall=wall, tool=tool, rate=rate,
-                    back=max(speed_back, tool_back))
+                    back=max(speed_back, tool_back), regain=f'{regain[1]}{1e3 * regain[0]:.0f}')
 
 
 def _box(rig, below=0.1, around=0.3):
@@ -526,7 +541,8 @@ def main(argv=None):
                   flush=True)
         return 1 if failed else 0
     print(f'{"scenario":52s} {"arm":6s} {"margin":>8s} {"speed":>6s} {"wall mm":>8s} '
-          f'{"tool":>6s} {"rate":>6s}' + (f' {"back":>6s}' if args.stalls else '') + '  s')
+          f'{"tool":>6s} {"rate":>6s}' + (f' {"back":>6s} {"regain":>6s}' if args.stalls else '')
+          + '  s')
     for name, run in scenarios().items():
         if args.only and args.only not in name:
             continue
@@ -542,7 +558,7 @@ def main(argv=None):
             failed += bool(bad) and not known
             print(f'{name:52s} {arm:6s} {f["margin"]:8.4f} {f["speed"]:6.3f} {f["wall"]:8.2f} '
                   f'{f["tool"]:6.3f} {f["rate"]:6.3f}'
-                  + (f' {f["back"]:6.3f}' if args.stalls else '')
+                  + (f' {f["back"]:6.3f} {f["regain"]:>6s}' if args.stalls else '')
                   + f'  {time.perf_counter() - t0:.1f}'
                   + (f'  known {bad}' if known else f'  FAIL {bad}' if bad else '')
                   + (f' (said at start-up: {rig.said})' if bad and rig.said else '')
