@@ -21,13 +21,14 @@ imports and start-up) to 3 s, while running, paused, in lockstep or answering se
 Every stop must end in exit status 0, without a traceback, within 5 s.
 """
 import os
+import subprocess
 import sys
 
 import pytest
 
 pytest.importorskip('rclpy')
 
-from conftest import ROBOTS, erd_root  # noqa: E402
+from conftest import executable, ROBOTS, erd_root  # noqa: E402
 from ros_harness import PACKAGE  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(PACKAGE), 'bench'))
@@ -96,3 +97,29 @@ def test_a_signal_while_the_executor_is_being_built_says_nothing():
         rclpy.executors.GuardCondition = built
         sys.unraisablehook = hook
     assert not unraisable, [u.exc_value for u in unraisable]
+
+
+@pytest.mark.parametrize('node, override, status, says', [
+    ('feedforward_node', 'force.gain:=abc', 1,
+     "[feedforward_node] invalid parameter override: Trying to set parameter 'force.gain' to "
+     "'abc' of type 'STRING', expecting type 'DOUBLE_ARRAY'"),
+    ('simulator_node', 'lockstep:=maybe', 1,
+     "[simulator_node] invalid parameter override: Trying to set parameter 'lockstep' to "
+     "'maybe' of type 'STRING', expecting type 'BOOL'"),
+    ('feedforward_node', 'kp:=', 2,
+     "[feedforward_node] the ROS arguments do not parse: Couldn't parse parameter override "
+     "rule: '-p kp:='"),
+])
+def test_a_wrong_override_ends_the_node_with_one_line_naming_it(node, override, status, says):
+    """
+    ``-p name:=value`` of the wrong type, or one that does not parse: a line, not a traceback.
+
+    rclpy raises as the node declares the parameter (InvalidParameterTypeException) or as it
+    parses the arguments (RCLError): both ended in a traceback before, with status 1.
+    """
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    done = subprocess.run([executable(node), '--ros-args', '-p', f'urdf_file:={urdf}', '-p',
+                           override], capture_output=True, text=True, timeout=60)
+    out = done.stdout + done.stderr
+    assert done.returncode == status and says in out and 'Traceback' not in out, \
+        (done.returncode, out[-2000:])

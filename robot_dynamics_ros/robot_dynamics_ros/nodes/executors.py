@@ -16,13 +16,14 @@
 from contextlib import contextmanager, ExitStack
 import faulthandler
 import gc
+import os
 import signal
 import sys
 import threading
 
 import rclpy
 from rclpy._rclpy_pybind11 import RCLError, WaitSet
-from rclpy.exceptions import InvalidHandle
+from rclpy.exceptions import InvalidHandle, ParameterException
 from rclpy.executors import (ExternalShutdownException, MultiThreadedExecutor,
                              SingleThreadedExecutor)
 from rclpy.qos import QoSProfile, ReliabilityPolicy
@@ -444,8 +445,11 @@ def run_node(node_class, args=None, help_text=''):
     rclpy.init, spin a node of ``node_class``, shut down.
 
     ``--help`` prints ``help_text`` and exits 0; a SystemExit raised by the node's constructor (an
-    invalid parameter) is printed and gives exit status 1; Ctrl-C (SIGINT, possibly twice: launch
-    signals the whole group) and SIGTERM end it cleanly with status 0.
+    invalid parameter) is printed and gives exit status 1, as does an override of the wrong type
+    (``-p lockstep:=maybe``: rclpy's exception as it declares the parameter, a traceback
+    before); ROS arguments that do not parse (``-p name:=`` with no value) give status 2, with
+    rcl's reason; Ctrl-C (SIGINT, possibly twice: launch signals the whole group) and SIGTERM end
+    it cleanly with status 0.
     """
     if help_requested(args):
         print(help_text)
@@ -470,11 +474,20 @@ def run_node(node_class, args=None, help_text=''):
     # SIGINT in fresh-clone CI (Kilted, robot-dynamics launch; 0 in 210 tries here), and
     # nothing said where
     faulthandler.enable(all_threads=True)
-    rclpy.init(args=args)
+    program = os.path.basename(sys.argv[0]) or node_class.__name__
+    try:
+        rclpy.init(args=args)
+    except RCLError as e:           # rcl's reason, without where in rcl's C source it was found
+        reason = str(e).split(', at /')[0].removeprefix('failed to initialize rcl: ')
+        print(f'[{program}] the ROS arguments do not parse: {reason}', file=sys.stderr)
+        return 2
     node = None
     try:
         try:
             node = node_class()
+        except ParameterException as e:     # -p name:=value of the wrong type for name
+            raise SystemExit(f'[{program}] invalid parameter override: {e} (each parameter\'s '
+                             f'type and default: --help)') from None
         except Exception:           # noqa: B902 - judged below
             # a stop during start-up shuts the context down under the constructor, whose next
             # rclpy call then raises (NotInitializedException creating the loop's side node;
