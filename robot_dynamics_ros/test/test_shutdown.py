@@ -21,8 +21,10 @@ imports and start-up) to 3 s, while running, paused, in lockstep or answering se
 Every stop must end in exit status 0, without a traceback, within 5 s.
 """
 import os
+import select
 import subprocess
 import sys
+import time
 
 import pytest
 
@@ -123,3 +125,32 @@ def test_a_wrong_override_ends_the_node_with_one_line_naming_it(node, override, 
     out = done.stdout + done.stderr
     assert done.returncode == status and says in out and 'Traceback' not in out, \
         (done.returncode, out[-2000:])
+
+
+@pytest.mark.parametrize('node, overrides, name', [
+    ('feedforward_node', ['kp_gain:=400.0', 'effort_limits.elbow_joint:=100.0'], 'kp_gain'),
+    ('simulator_node', ['time_step:=0.002'], 'time_step'),
+])
+def test_an_override_naming_no_parameter_is_said_and_the_node_runs(node, overrides, name):
+    """
+    ``-p kp_gain:=400.0`` (for ``kp``): rclpy drops an override of no declared parameter silently.
+
+    The node says which at start-up, and runs on; feedforward_node's per-joint names
+    (``effort_limits.<joint>``, declared once the description comes) are not counted.
+    """
+    urdf = os.path.join(erd_root(), ROBOTS['ur5'])
+    args = [a for o in overrides for a in ('-p', o)]
+    proc = subprocess.Popen([executable(node), '--ros-args', '-p', f'urdf_file:={urdf}', *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        line, deadline = '', time.monotonic() + 60
+        while time.monotonic() < deadline:  # (the warning comes before the first info line)
+            if select.select([proc.stdout], [], [], 1.0)[0]:
+                line = proc.stdout.readline()
+                if not line or 'ignoring parameter overrides' in line or '[INFO]' in line:
+                    break
+        assert f"ignoring parameter overrides ['{name}']: no parameter of this node" in line, line
+        assert proc.poll() is None
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)

@@ -98,6 +98,23 @@ def declare(node, name, kind, default, description, read_only=False, rule=None):
     return node.declare_parameter(name, default, desc).value
 
 
+# overrides that name parameters declared later or by rclpy's own options, not by the node
+LATER = ('qos_overrides.',)
+
+
+def unknown_overrides(node, later=()):
+    """
+    Return the names of the overrides (``-p``, a params file) that name no parameter of ``node``.
+
+    rclpy takes an override only for a parameter the node declares and drops the others without
+    a word: ``-p kp_gain:=400`` for ``kp`` changed nothing, silently. Names under a ``later``
+    prefix (parameters declared per joint once the description is known) are not counted.
+    """
+    prefixes = LATER + tuple(later)
+    return sorted(name for name in node._parameter_overrides
+                  if not name.startswith(prefixes) and not node.has_parameter(name))
+
+
 def help_requested(args):
     """Return True when the command line (before --ros-args) asks for --help."""
     args = sys.argv[1:] if args is None else list(args)
