@@ -147,7 +147,8 @@ class Rig:
         self.v.update({k.replace('__', '.'): x for k, x in values.items()})
         self.loop = ControlLoop(Log())
         self.loop.set_observer_ready(True)
-        self.t, self.force = 0.0, None
+        self.t, self.force = 0.0, None     # a push at the frame (N, root axes; None: none)
+        self._pushed = False                # whether the simulator has one on (to end it)
         self.said = None    # what the node says it cannot hold here (``sudden``, bandwidth)
         self.delivery = Delivery.of(STALLED['on'])     # the commands on their way to the arm
         self._use_values(self.v, first=True)
@@ -186,6 +187,10 @@ class Rig:
         if self.force is not None:
             R = frame_placement(self.model, sim.q, self.frame)[:3, :3]
             sim.set_wrench(self.frame, np.concatenate([R.T @ self.force, np.zeros(3)]))
+            self._pushed = True
+        elif self._pushed:                  # a push ended (the simulator keeps a wrench)
+            sim.set_wrench(self.frame, np.zeros(6))
+            self._pushed = False
         tau = np.zeros(self.model.n)
         applied = self.delivery.applied()
         if applied is not None:
