@@ -348,6 +348,35 @@ def test_a_new_model_fades_in_over_bumpless(arm):
     assert loop.shaper.fade is None
 
 
+@pytest.mark.parametrize('sim_per_wall', [5.0, 0.2])
+def test_the_fade_ends_after_bumpless_of_the_states_time_or_the_wall_clock(arm, sim_per_wall):
+    """
+    A simulation in lockstep runs faster (5) or slower (0.2) than the wall clock.
+
+    The fade ends after BUMPLESS of whichever passes first: of the states' time in the fast
+    lockstep (in wall time alone it took 1 s of the arm's time there, and a cancelled goal's
+    hold still coasted 1 mm a second later: fresh-clone CI), of the wall clock in the slow one.
+    """
+    loop = make(arm)
+    q = (0.3, -0.2)
+    old = feed(loop, 1.0, q).command.copy()
+    heavier = RobotModel.from_urdf(open(example_urdf('planar_2r')).read().replace(
+        'mass value="1', 'mass value="3'))
+    new_ctrl = Controller(heavier, mode='computed_torque', limits=NO_RATE_LIMIT)
+    loop.use_model(new_ctrl, None, observing(2), loop.values, 1.0)
+
+    def at(stamp):      # a state stamped ``stamp`` (the arm's time), seen at its wall time
+        return loop.joint_states(JOINTS, list(q), [0.0, 0.0], [], stamp,
+                                 1.0 + (stamp - 1.0) / sim_per_wall, clock_at(stamp)).command
+    assert np.allclose(at(1.001), old)                  # no step
+    target = new_ctrl.command(new_ctrl.q, new_ctrl.qd, 0.0)[0]
+    per = min(1.0, sim_per_wall)        # of the states' time, per s of the first clock to pass
+    half = at(1.001 + per * BUMPLESS / 2)
+    assert np.allclose(half, (old + target) / 2, atol=1e-9)
+    assert np.allclose(at(1.001 + per * BUMPLESS + 1e-9), target)
+    assert loop.shaper.fade is None
+
+
 def test_a_new_model_keeps_the_task_target_and_the_held_position(arm):
     # what the arm was told to hold goes on with the new model: in a task mode the target (the
     # pose it started at), in computed torque the held position (matched by joint name)

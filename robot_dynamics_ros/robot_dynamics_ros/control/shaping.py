@@ -22,7 +22,11 @@ commanded joints' efforts of it, in this order:
 1. the effort limits: each effort clamped to its limit (``clamp``; which joints, for the log);
 2. after a change of model or reference that would step the output (a new description, a
    payload applied, a hold taken over from a goal): the fade from the last command before it,
-   linear over ``BUMPLESS`` s, within the effort limits (``fade_from``);
+   linear over ``BUMPLESS`` s, within the effort limits (``fade_from``): s of the states' time
+   or of monotonic time, whichever passes first (a simulation in lockstep runs faster or slower
+   than the wall clock; a fade in wall time alone took a second of a fast lockstep's time, and
+   a cancelled goal's hold was still coasting 1 mm a second later: fresh-clone CI, Kilted;
+   stamps that do not advance still end it);
 3. the limits layer (``limits.LimitLayer.apply``): the torque rate (``limits.max_torque_rate``,
    against the last command sent, the one memory of it), the joint position and velocity
    bounds, the workspace box and the tool speed; what acted is in the layer's ``active``.
@@ -61,11 +65,12 @@ class CommandShaper:
     """Shape a controller's commands (see the module): the fade's state is the shaper's own."""
 
     def __init__(self):
-        self.fade = None            # [offset, start] while a change fades in (``fade_from``)
+        # [offset, start (state time), start (monotonic)] while a change fades in (fade_from)
+        self.fade = None
 
     def fade_from(self, command):
         """Start the next command at ``command`` (commanded-joint order) and fade over BUMPLESS."""
-        self.fade = [np.array(command, dtype=float), None]
+        self.fade = [np.array(command, dtype=float), None, None]
 
     def shape(self, ctrl, full, at, now, external=None, braking=None, estimate_time=0.0):
         """
@@ -73,14 +78,15 @@ class CommandShaper:
 
         ``ctrl``: the Controller (its commanded joints, effort limits, limits layer and state);
         ``full``: its law's torque for every model joint; ``at``: the state's time (the rate
-        limit's clock); ``now``: monotonic seconds (the fade's; the rate limit's when ``at``
-        did not advance); ``external``: estimated external torques (model order) or None;
+        limit's clock); ``now``: monotonic seconds (the rate limit's when ``at`` did not
+        advance; the fade runs on both: see the module); ``external``: estimated external
+        torques (model order) or None;
         ``braking``, ``estimate_time``: what of them the bounds may count where they brake, and
         the estimate's time constant (LimitLayer.apply).
         """
         tau, clamped, any_clamped = _clamp(full, ctrl.cmd, ctrl.limits)
         if self.fade is not None:
-            tau = self._fade(tau, ctrl.limits, now)
+            tau = self._fade(tau, ctrl.limits, at, now)
         tau = ctrl.limit_layer.apply(tau, ctrl.q, ctrl.qd, at, external, ctrl.compensated, now,
                                      braking, estimate_time)
         return tau, (clamped if any_clamped else None)
@@ -91,7 +97,7 @@ class CommandShaper:
         ctrl.limit_layer.sent(tau, None, now)       # the next command ramps from it
         return tau
 
-    def _fade(self, tau, limits, now):
+    def _fade(self, tau, limits, at, now):
         """
         After a change: the last command before it, fading into the new one's.
 
@@ -99,8 +105,9 @@ class CommandShaper:
         between the two decays linearly to zero over BUMPLESS seconds (bumpless transfer).
         """
         if self.fade[1] is None:
-            self.fade = [self.fade[0] - tau, now]       # the step the change would make
-        s = (now - self.fade[1]) / BUMPLESS
+            self.fade = [self.fade[0] - tau, at, now]   # the step the change would make
+        # (a state time that went back counts as not passing)
+        s = max(at - self.fade[1], now - self.fade[2]) / BUMPLESS
         if s >= 1.0:
             self.fade = None
             return tau
