@@ -255,6 +255,13 @@ def test_with_enforce_command_limits_no_step_past_the_velocity_limit_drives_on(r
         assert 'saturation: no <safety_controller>' in proc.log()
         states = record(node, JointState, 'joint_states')
         pub = node.create_publisher(Float64MultiArray, 'effort_controller/commands', 10)
+        # the push only once this node hears the arm: the run to the stop takes under a second,
+        # and with the commands matched before the states (discovery under load) it was over
+        # before the first state came (fresh-clone CI, Kilted: no state past the limit)
+        wait_until = time.monotonic() + 20.0
+        while time.monotonic() < wait_until and not states:
+            spin_once(node, timeout_sec=0.05)
+        assert states, 'no joint_states from the simulator'
         model = RobotModel.from_urdf_file(example_urdf('planar_2r'))
         held = gravity_torques(model, np.array(Q0)) + [150.0, 0.0]     # on the shoulder
         end = time.monotonic() + 20.0
