@@ -329,15 +329,25 @@ def test_detection_is_not_armed_while_the_estimate_starts_over_threshold(arm):
 
 
 # ---- model changes: bumpless ----------------------------------------------------------------
-def test_a_new_model_fades_in_over_bumpless(arm):
+def heavier_model(arm, q):
+    """
+    Return (loop, its command at ``q`` at 1.0 s, the new Controller) after a heavier model.
+
+    The 2R arm's links three times heavier, taken at 1.0 s, without a torque rate limit: the
+    fade alone, sampled far apart (the rate limit would bound each step).
+    """
     loop = make(arm)
-    q = (0.3, -0.2)
     old = feed(loop, 1.0, q).command.copy()
     heavier = RobotModel.from_urdf(open(example_urdf('planar_2r')).read().replace(
         'mass value="1', 'mass value="3'))
-    # the fade alone, sampled far apart (the torque rate limit would bound each step)
     new_ctrl = Controller(heavier, mode='computed_torque', limits=NO_RATE_LIMIT)
     loop.use_model(new_ctrl, None, observing(2), loop.values, 1.0)
+    return loop, old, new_ctrl
+
+
+def test_a_new_model_fades_in_over_bumpless(arm):
+    q = (0.3, -0.2)
+    loop, old, new_ctrl = heavier_model(arm, q)
     first = feed(loop, 1.001, q).command.copy()
     assert np.allclose(first, old)                      # no step
     target = new_ctrl.command(new_ctrl.q, new_ctrl.qd, 0.0)[0]
@@ -357,13 +367,8 @@ def test_the_fade_ends_after_bumpless_of_the_states_time_or_the_wall_clock(arm, 
     lockstep (in wall time alone it took 1 s of the arm's time there, and a cancelled goal's
     hold still coasted 1 mm a second later: fresh-clone CI), of the wall clock in the slow one.
     """
-    loop = make(arm)
     q = (0.3, -0.2)
-    old = feed(loop, 1.0, q).command.copy()
-    heavier = RobotModel.from_urdf(open(example_urdf('planar_2r')).read().replace(
-        'mass value="1', 'mass value="3'))
-    new_ctrl = Controller(heavier, mode='computed_torque', limits=NO_RATE_LIMIT)
-    loop.use_model(new_ctrl, None, observing(2), loop.values, 1.0)
+    loop, old, new_ctrl = heavier_model(arm, q)
 
     def at(stamp):      # a state stamped ``stamp`` (the arm's time), seen at its wall time
         return loop.joint_states(JOINTS, list(q), [0.0, 0.0], [], stamp,

@@ -62,7 +62,7 @@ from .feedforward_declarations import (DYNAMIC_PREFIXES, INTERFACES, NOTES,  # n
 from .feedforward_outputs import Outputs
 from .launch_setup import CONTROLLER
 from .logs import STARTED, Throttle
-from .parameters import coerce_numbers, declare, shown_value, unknown_overrides, usage
+from .parameters import coerce_numbers, declare, say_unknown_overrides, shown_value, usage
 from .payload_service import PayloadService
 from .trajectory_action import TrajectoryAction
 
@@ -115,11 +115,7 @@ class FeedforwardNode(Node):
         problem = configuration.problem(self.values)
         if problem:
             raise SystemExit(f'[{NODE_NAME}] invalid parameter: {problem}')
-        unknown = unknown_overrides(self, DYNAMIC_PREFIXES + ('constraints.',))
-        if unknown:
-            self.get_logger().warning(f'ignoring parameter overrides {unknown}: no parameter of '
-                                      f'this node has that name (feedforward_node --help lists '
-                                      f'them)')
+        say_unknown_overrides(self, 'feedforward_node', DYNAMIC_PREFIXES + ('constraints.',))
 
         # the observer runs once its kernel is loaded; on a fresh install it compiles in a child
         # process while the commands flow

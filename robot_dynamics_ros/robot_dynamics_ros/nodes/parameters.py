@@ -102,17 +102,21 @@ def declare(node, name, kind, default, description, read_only=False, rule=None):
 LATER = ('qos_overrides.',)
 
 
-def unknown_overrides(node, later=()):
+def say_unknown_overrides(node, executable, later=()):
     """
-    Return the names of the overrides (``-p``, a params file) that name no parameter of ``node``.
+    Warn of the overrides (``-p``, a params file) that name no parameter of ``node``, if any.
 
     rclpy takes an override only for a parameter the node declares and drops the others without
     a word: ``-p kp_gain:=400`` for ``kp`` changed nothing, silently. Names under a ``later``
     prefix (parameters declared per joint once the description is known) are not counted.
+    ``executable``: the node's, whose --help lists its parameters.
     """
     prefixes = LATER + tuple(later)
-    return sorted(name for name in node._parameter_overrides
-                  if not name.startswith(prefixes) and not node.has_parameter(name))
+    unknown = sorted(name for name in node._parameter_overrides
+                     if not name.startswith(prefixes) and not node.has_parameter(name))
+    if unknown:
+        node.get_logger().warning(f'ignoring parameter overrides {unknown}: no parameter of this '
+                                  f'node has that name ({executable} --help lists them)')
 
 
 def help_requested(args):

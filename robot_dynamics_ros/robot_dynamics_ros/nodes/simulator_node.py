@@ -57,7 +57,7 @@ from .executors import STREAM_DEPTH, LoopThread, run_node
 from .launch_setup import SIMULATOR
 from .logs import Throttle
 from .messages import field_view
-from .parameters import coerce_numbers, declare, unknown_overrides, usage
+from .parameters import coerce_numbers, declare, say_unknown_overrides, usage
 from .simulator_declarations import INTERFACES, PARAMETERS, SUMMARY
 
 NODE_NAME = SIMULATOR
@@ -91,11 +91,7 @@ class SimulatorNode(Node):
         problem = self._check(v)
         if problem:
             raise SystemExit(f'[{NODE_NAME}] invalid parameter: {problem}')
-        unknown = unknown_overrides(self)
-        if unknown:
-            self.get_logger().warning(f'ignoring parameter overrides {unknown}: no parameter of '
-                                      f'this node has that name (simulator_node --help lists '
-                                      f'them)')
+        say_unknown_overrides(self, 'simulator_node')
         try:
             self.world = World.from_file(v['world_file']) if v['world_file'] else World()
         except ValueError as e:
