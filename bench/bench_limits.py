@@ -69,17 +69,16 @@ the command's own compensation and the observer's estimate. Not held: feedforwar
 1.6 rad in 0.3 s runs ur5's and panda's shoulder 11 % and 33 % over v_max (the elbow's reaction
 asks the shoulder's torque to turn faster than the torque rate limit lets it, and the bounds, a
 millisecond ahead, cannot slow the elbow early enough). Outside the default arms (``--arms xarm7 z1
-so101``), not listed: z1 (1-2 N m of Coulomb friction and 1-2 N m s/rad of damping on light wrists)
-runs its tool 16 % over the tool speed under a 50 N target wrench and 10 % by hand towards a wall
-(its wrist pinned by its own bound, the tool speed finds no joint to brake it through; the node
-says it as it crosses, printed beside the row; its target and twist rows hold since the bounds
-count the braking the estimate shows: 20-24 % over before; issue #52); so101 (0.5 kg, 5e-5 kg m^2
-at its wrist_roll) reaches v_max 2 ms into a 14.6 N push, before the observer's estimate of it (5
-ms at the default gain) lets the bounds count it (the node says so at start-up from 3.9 N: printed
-beside the row), runs 1.7-2 v_max and its gripper 0.2 rad past a hard limit, and its tool 2.4-12
-times the tool speed in the task modes (its task-space law above the loop's bandwidth).
-xarm7 holds every row since the observer's default gain went from 50 to 200 1/s (it ran a
-joint 3 % over v_max and its tool 4-18 % over; kinova's hand guiding, 8 % and 13 %, too).
+so101``), not listed: so101 (0.5 kg, 5e-5 kg m^2 at its wrist_roll, 5 joints to its hand) reaches
+v_max within ms of an 11-13 N push, before the observer's estimate of it (5 ms at the default
+gain) lets the bounds count it (the node says so at start-up from 3.1 N: printed beside the row),
+runs 2-2.5 v_max and a joint 0.07 rad past a hard limit, and its tool 2-4 times the tool
+speed in the task modes (its task-space law above the loop's bandwidth, and 5 joints for 6
+axes: both said at start-up). xarm7 holds every row since the observer's default gain went from
+50 to 200 1/s (it ran a joint 3 % over v_max and its tool 4-18 % over; kinova's hand guiding, 8 %
+and 13 %, too); z1 since its default frame is its wrist's (``control.default_task_frame``): on its
+jaw, which its revolute jointGripper moves, the tool ran 16 % over under a 50 N target wrench and
+10 % by hand towards a wall.
 """
 import argparse
 import os
@@ -112,7 +111,8 @@ ARMS = {
     'xarm7': ('xarm_description/urdf/xarm7.urdf', [0.0, -0.3, 0.0, 0.8, 0.0, 1.1, 0.0], 3),
     'z1': ('z1_description/urdf/z1.urdf', [0.0, 1.0, -1.0, 0.0, 0.0, 0.0, -0.5], 2),
 }
-# the arms the bench runs by default (xarm7, z1 and so101 miss more: see the module doc)
+# the arms the bench runs by default (xarm7 and z1 hold too, so101 misses the rows it says: see
+# the module doc)
 DEFAULT_ARMS = ['ur5', 'panda', 'talos_arm', 'kinova']
 # (scenario, arm) -> what is not held there (issue #52; the module doc)
 NOT_HELD = {

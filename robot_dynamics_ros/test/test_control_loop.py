@@ -564,6 +564,36 @@ def test_a_stiffness_the_loop_period_cannot_hold_is_warned(ur5):
     assert 'bandwidth' in loop.log.keys('warning')
 
 
+def test_a_frame_fewer_joints_move_than_the_stiff_axes_is_warned():
+    """
+    so101 in cartesian_impedance: 5 joints move its default frame (its jaw no longer the sixth).
+
+    Some direction is out of reach at every pose; the warning names the joints and the remedy.
+    ur5 (6 joints) is not warned, nor so101 with stiffness on 5 axes.
+    """
+    model = RobotModel.from_urdf_file(os.path.join(erd_root(),
+                                                   'so_arm_description/urdf/so101.urdf'))
+    q = [0.0, -0.6, 0.8, 0.6, 0.0, 0.5]
+
+    def warned(model, q, stiffness=None):
+        loop = make(model, observer=False, mode='cartesian_impedance')
+        if stiffness is not None:
+            loop.ctrl.set_task(dict(stiffness=stiffness))
+        names = list(loop.ctrl.joints)
+        for k in range(10):
+            t = 1.0 + 0.001 * k
+            loop.joint_states(names, q, [0.0] * len(q), [], t, t, clock_at(t))
+        loop.watchdog(1.0095)
+        return loop.log.text() if 'axes' in loop.log.keys('warning') else None
+    said = warned(model, q)
+    assert said is not None and ('task.frame gripper_frame_link moves with 5 commanded joints '
+                                 '(shoulder_pan, shoulder_lift, elbow_flex, wrist_flex, '
+                                 'wrist_roll), fewer than the 6 axes') in said, said
+    assert warned(model, q, [500.0, 500.0, 500.0, 0.0, 20.0, 20.0]) is None
+    ur5 = RobotModel.from_urdf_file(os.path.join(erd_root(), ROBOTS['ur5']))
+    assert warned(ur5, UR5_Q) is None
+
+
 def test_the_loop_period_is_in_the_states_own_time(arm):
     # lockstep on a slow machine: states 1 ms apart in their stamps, received 2.5 ms apart
     loop = make(arm, observer=False)

@@ -161,6 +161,38 @@ def test_a_bare_wrist_over_the_bandwidth_is_found_where_axis_by_axis_it_is_not()
     assert axis >= 3                                # a rotation: the wrist
 
 
+# arm -> its default task frame (and the gripper joint it is not on)
+DEFAULT_FRAMES = {
+    'ur5': ('tool0', None), 'panda': ('panda_hand_tcp', 'panda_finger_joint1'),
+    'xarm7': ('link_eef', None), 'kinova': ('j2s6s200_end_effector', None),
+    'z1': ('gripperStator', 'jointGripper'),
+    'talos_left_arm': ('wrist_left_ft_tool_link', 'gripper_left_joint'),
+    'so101': ('gripper_frame_link', 'gripper'),
+}
+
+
+@pytest.mark.parametrize('name', list(DEFAULT_FRAMES))
+def test_the_default_task_frame_is_the_tool_not_a_jaw(name):
+    """
+    default_task_frame, every joint commanded: a tool link on the wrist, whatever the gripper.
+
+    z1's, talos' and so101's grippers are revolute joints; their jaw was the default, so that
+    the task modes moved the gripper to track a pose (talos' 1 N m gripper held at its effort
+    limit, 7 mm RMS round the task demo's square; the wrist's tool link: no clamp). Kinova's
+    was a finger tip fixed to its wrist.
+    """
+    from robot_dynamics_ros.control import default_task_frame
+    path = (os.path.join(erd_root(), 'so_arm_description/urdf/so101.urdf') if name == 'so101'
+            else os.path.join(erd_root(), ROBOTS[name]))
+    model = RobotModel.from_urdf_file(path)
+    frame, gripper = DEFAULT_FRAMES[name]
+    assert default_task_frame(model, np.arange(model.n)) == frame
+    if gripper is not None:         # the frame does not move with the gripper
+        q = np.clip(np.full(model.n, 0.3), *model.position_limits.T)
+        J = frame_jacobian(model, q, frame)
+        assert np.abs(J[:, model.index(gripper)]).max() == 0.0
+
+
 def test_the_operational_space_closed_loop_is_exactly_the_task_dynamics():
     """Lambda (x-ddot - a_d) = K e + D (v_d - v) + w, with the nullspace torque invisible."""
     model, frame, cmd = arm('panda', armature=0.0)

@@ -202,6 +202,12 @@ def _ancestors(model, frame):
     return out
 
 
+def frame_joints(model, cmd, frame):
+    """Return the names of the commanded joints (model indices ``cmd``) that move ``frame``."""
+    moving = set(_ancestors(model, frame))
+    return [model.joint_names[int(i)] for i in cmd if int(i) in moving]
+
+
 def _finite6(values, what):
     a = np.asarray(values, dtype=float).ravel()
     if a.shape != (6,) or not np.all(np.isfinite(a)):
@@ -239,13 +245,27 @@ def unknown_joint_keys(model, names, what):
             if name not in model.joint_names]
 
 
+# A commanded joint whose name has one of these moves a gripper's jaw or finger, not the hand:
+# the default task frame is not on it (so101's, z1's and talos' grippers are revolute, and their
+# jaw was the default frame: the task law then tracked poses with the gripper, talos' 1 N m one
+# held at its effort limit, 7 mm RMS round the demo's square)
+JAW_WORDS = ('gripper', 'finger', 'jaw')
+# Of the links fixed to the frame's body, the last whose name has one of these is the default
+# (a tool centre point: panda_hand_tcp, tool0, link_eef, kinova's end_effector, talos'
+# wrist_left_ft_tool_link), else the last with no JAW_WORDS but "gripper" (z1's gripperStator,
+# so101's gripper_frame_link), else the last
+TOOL_WORDS = ('tcp', 'tool', 'eef', 'end_effector', 'flange')
+
+
 def default_task_frame(model, cmd):
     """
-    Return the default task frame: the last link fixed to the deepest revolute commanded joint.
+    Return the default task frame: a tool frame fixed to the deepest revolute commanded joint.
 
-    Deepest: the most commanded joints from the root to it (a gripper's prismatic fingers do not
-    count: panda's frame is panda_hand, not a finger); the last link in model order of those on
-    its body (ur5: tool0, after wrist_3_link and ee_link).
+    Deepest: the most commanded joints from the root to it, a gripper's joints aside (prismatic
+    fingers, and joints named with JAW_WORDS: panda's frame is on its hand, not a finger; z1's
+    on link06, not its revolute jaw). Of the links fixed to that joint's child (merged through
+    fixed joints), the last in model order named as a tool (TOOL_WORDS: ur5's tool0, after
+    wrist_3_link and ee_link), else the last not named as a jaw or finger, else the last.
     """
     commanded = set(int(i) for i in cmd)
 
@@ -255,9 +275,17 @@ def default_task_frame(model, cmd):
             d += i in commanded
             i = int(model.parent[i])
         return d
-    revolute = [int(i) for i in cmd if model.jtype[i] == 0] or [int(i) for i in cmd]
-    body = max(revolute, key=lambda i: (depth(i), -i))
-    return [link for link in model.frames if model.frame(link)[0] == body][-1]
+
+    def named(name, words):
+        return any(w in name.lower() for w in words)
+    revolute = [int(i) for i in cmd if model.jtype[i] == 0]
+    arm = ([i for i in revolute if not named(model.joint_names[i], JAW_WORDS)] or revolute
+           or [int(i) for i in cmd])
+    body = max(arm, key=lambda i: (depth(i), -i))
+    links = [link for link in model.frames if model.frame(link)[0] == body]
+    tools = [link for link in links if named(link, TOOL_WORDS)]
+    hand = [link for link in links if not named(link, ('finger', 'jaw'))]
+    return (tools or hand or links)[-1]
 
 
 def payload_model(model, payload):

@@ -38,7 +38,7 @@ import time
 import numpy as np
 
 from ..dynamics import frame_jacobian, gravity_torques
-from .controller import JOINT_MODES
+from .controller import JOINT_MODES, frame_joints
 from .force import AXIS_NAMES, FRICTION_SHARE, REARM_PAUSE, friction_band
 from .observer import over_threshold
 from .shaping import CommandShaper
@@ -1173,10 +1173,27 @@ class ControlLoop:
                                            f'target where it got to', 0.0)
 
     def _bandwidth(self):
-        """Warn when the task law asks a bandwidth the loop's period cannot hold."""
-        law, period = self.ctrl.law, self.period()
+        """
+        Warn when the task law asks a bandwidth the loop's period cannot hold.
+
+        And, first, when fewer commanded joints move the frame than task.stiffness holds axes
+        (so101: 5 joints, its jaw no longer the sixth): some direction is then out of the arm's
+        reach at every pose, its task-space inertia is 1 / SINGULARITY_DAMPING, and the damping
+        the law sets from it is far beyond what the loop follows.
+        """
+        ctrl = self.ctrl
+        law, period = ctrl.law, self.period()
         if law is None or period is None:
             return
+        moving = frame_joints(ctrl.base_model, ctrl.cmd, ctrl.task.frame)
+        held = int(np.count_nonzero(law.stiffness))
+        if len(moving) < held:
+            self.log.warning(
+                'axes', f'task.frame {ctrl.task.frame} moves with {len(moving)} commanded joints '
+                f'({", ".join(moving)}), fewer than the {held} axes task.stiffness holds: some '
+                f'direction is out of the arm\'s reach at every pose and the law cannot hold '
+                f'it; give task.stiffness 0 on the axes the arm cannot move along, or use a '
+                f'joint mode', 30.0)
         over = over_bandwidth(law, period)
         if over is not None:
             w, d, axis = over

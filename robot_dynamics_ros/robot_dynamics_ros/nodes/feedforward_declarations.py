@@ -134,9 +134,10 @@ PARAMETERS = {
     'armature': ('float[]', [], 'rotor inertia reflected to each joint, added to the mass matrix '
                                 'diagonal: one for all or one per model joint (kg m^2; kg for '
                                 'prismatic joints; empty: none)', True),
-    'task.frame': (str, TASK_DEFAULTS['frame'], 'the link the task modes control (empty: the '
-                                                'child link of the deepest revolute commanded '
-                                                'joint)', False),
+    'task.frame': (str, TASK_DEFAULTS['frame'], 'the link the task modes control (empty: a '
+                                                'tool link on the deepest revolute commanded '
+                                                'joint not a gripper\'s; named in the start-up '
+                                                'log)', False),
     'task.stiffness': ('float[]', list(TASK_DEFAULTS['stiffness']),
                        'task-space stiffness K: x y z (N/m), then about x y z (N m/rad), root '
                        'axes; 0 on every axis: hand guiding; a change ramps over 0.5 s', False),
