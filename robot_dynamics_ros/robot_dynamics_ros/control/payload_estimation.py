@@ -546,8 +546,22 @@ def runaway(model, qd, commanded):
     return f'joint {model.joint_names[j]} moved at {fast.max():.3g} rad/s'
 
 
-def unstable(fast):
-    """Return why a runaway ``fast`` (``runaway``'s text) stops the sequence."""
+def unstable(fast, held=None):
+    """
+    Return why a runaway ``fast`` (``runaway``'s text) stops the sequence.
+
+    ``held``: why the arm was held after a stall (``Runaways.interrupted``) when it is still
+    running away BRAKING s on. Traced on xarm7 under bench_payload_arms' stalls: held at a stall's
+    runaway, the arm swung at the service's natural frequency, +-4 rad/s, the commands slewing
+    between the effort limits at the torque rate limit (a 100 ms swing on joint1), with no state
+    late meanwhile; the same rows pass without stalls. The text said only that the gains were
+    not stable, and proposed armature.
+    """
+    if held is not None:
+        return (f'{fast} {BRAKING:g} s after the arm was held for a stall ({held}): the '
+                f'service\'s gains did not bring it to rest (its commands at the effort limits, '
+                f'slewing at the torque rate limit); stopped, the node\'s gains back. Without '
+                f'stalls of the joint_states stream (a quieter machine) it may pass')
     return (f'{fast}, faster than the sequence ever asks ({ABORT_SPEED:g}): the service\'s gains '
             f'with this model were not stable on this arm (if the URDF lacks the joints\' rotor '
             f'inertia, set armature); stopped, the node\'s gains back')
@@ -586,7 +600,7 @@ class Runaways:
                                 f'its move meanwhile)')
             self.interrupted_at = now
             return HELD
-        return unstable(fast)
+        return unstable(fast, self.interrupted)
 
     def resumed(self):
         """Judge the next runaway afresh: the arm is at rest again after a stall's."""
