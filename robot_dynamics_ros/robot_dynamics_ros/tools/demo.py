@@ -44,8 +44,9 @@ With --task the controller runs in a task mode (cartesian_impedance, or operatio
 --mode) with armature 0.1 on both nodes, and the task frame (--frame; default the controller's)
 goes round a square of --side m in the root's x-y plane, one corner at its start position, the
 start orientation held, the nullspace holding the start posture on a redundant arm. The start
-(--start; default: the best-conditioned of 400 seeded poses in the middle of the ranges, see
-``task_start``) should be away from singularities. Prints the path error (RMS and max, m) and the
+(--start; default: the best-conditioned of 400 seeded poses in the middle of the ranges from
+which the square is reachable, see ``task_start``) should be away from singularities and from
+where the square takes a joint to its limit. Prints the path error (RMS and max, m) and the
 rotation error, plots the path, the error and ~/external_wrench over time; exit status 1 when the
 path's largest error exceeds --max-error (m). The controller compensates the URDF's joint
 friction (--friction-compensation, default 1), which the simulator applies. It runs in real time:
@@ -84,15 +85,78 @@ def default_motion(model):
     return start, goal, motion_time(model, start, goal)
 
 
-def task_start(model, frame, samples=400):
+# The --task default start: a square whose path takes a joint within this of a hard limit is not
+# reachable there (the limits layer's soft limits are 0.05 rad in: the arm stops on them, the
+# rotation held no longer); the square is checked at this spacing (m), and so many of the
+# best-conditioned poses are tried
+REACH_MARGIN = 0.1
+REACH_STEP = 0.01
+REACH_CANDIDATES = 40
+
+
+def _rotation_log(R):
+    """Return the axis-angle vector of a rotation matrix (rad; batched over a leading axis)."""
+    c = np.clip((np.trace(R, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)
+    angle = np.arccos(c)
+    w = np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0],
+                  R[..., 1, 0] - R[..., 0, 1]], axis=-1)
+    s = np.sin(angle)
+    scale = np.where(s > 1e-9, angle / (2.0 * np.where(s > 1e-9, s, 1.0)), 0.5)
+    return w * scale[..., None]
+
+
+def square_reachable(model, frame, Q, side, margin=REACH_MARGIN):
     """
-    Return the --task default start: a well-conditioned pose of ``frame``.
+    Whether the frame can go round the demo's square from each pose of Q (K, n), its rotation held.
+
+    Damped least-squares steps along the square (every REACH_STEP m, one corner at the frame's
+    start, in the root's x-y plane: ``nodes.closed_loop.square``); a pose fails where a joint
+    comes within ``margin`` (a fifth of a shorter range) of a hard limit, or the frame cannot
+    follow within 2 mm and 0.02 rad.
+    """
+    from ..dynamics import frame_jacobian, frame_placement
+    lo, hi = model.position_limits.T
+    margin = np.where(np.isfinite(hi - lo), np.minimum(margin, 0.2 * (hi - lo)), 0.0)
+    lo, hi = lo + margin, hi - margin       # (a gripper's 4 cm: a fifth of its range)
+    Q = np.array(Q, dtype=float)
+    T0 = frame_placement(model, Q, frame)
+    start, R0 = T0[:, :3, 3].copy(), T0[:, :3, :3]
+    corners = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]], dtype=float) * side
+    n_leg = max(1, int(np.ceil(side / REACH_STEP)))
+    path = [a + (b - a) * k / n_leg for a, b in zip(corners[:-1], corners[1:])
+            for k in range(1, n_leg + 1)]
+    ok = np.ones(len(Q), dtype=bool)
+    q = Q.copy()
+    for xy in path:
+        target = start.copy()
+        target[:, :2] += xy
+        for _ in range(5):
+            T = frame_placement(model, q, frame)
+            e = np.concatenate([target - T[:, :3, 3],
+                                _rotation_log(R0 @ np.swapaxes(T[:, :3, :3], 1, 2))], axis=1)
+            J = frame_jacobian(model, q, frame)
+            JJt = J @ np.swapaxes(J, 1, 2) + 1e-6 * np.eye(6)
+            q += np.einsum('kji,kj->ki', J, np.linalg.solve(JJt, e[..., None])[..., 0])
+        T = frame_placement(model, q, frame)
+        off = np.linalg.norm(target - T[:, :3, 3], axis=1)
+        turned = np.linalg.norm(_rotation_log(R0 @ np.swapaxes(T[:, :3, :3], 1, 2)), axis=1)
+        ok &= (off < 2e-3) & (turned < 0.02) & np.all((q >= lo) & (q <= hi), axis=1)
+    return ok
+
+
+def task_start(model, frame, samples=400, side=0.1, candidates=REACH_CANDIDATES):
+    """
+    Return the --task default start: a well-conditioned pose of ``frame`` the square fits at.
 
     Of ``samples`` poses drawn (seeded) in the middle 60 % of each joint's range (+-1.5 rad for
     joints of two turns or more), the one whose Jacobian's smallest singular value (rotation rows
     scaled by 0.2 m) is largest, among those whose gravity torques stay under half the effort
-    limits. The middle of the ranges is no default: it put panda's joints 1 and 3 in line and
-    ur5's wrist over its base, where the frame is soft along a lost direction.
+    limits and from which the frame can go round the square of ``side`` m with its rotation held
+    and every joint REACH_MARGIN inside its limits (``square_reachable``; of the ``candidates``
+    best, else the best). The middle of the ranges is no default: it put
+    panda's joints 1 and 3 in line and ur5's wrist over its base, where the frame is soft along
+    a lost direction. The best-conditioned pose of talos' arm took its arm_left_7_joint (+-0.70
+    rad) onto its soft limit round the square: 17.6 mm off, the demo failed.
     """
     from ..dynamics import frame_jacobian, gravity_torques
     lo, hi = model.position_limits[:, 0], model.position_limits[:, 1]
@@ -106,6 +170,12 @@ def task_start(model, frame, samples=400):
     score = np.linalg.svd(J, compute_uv=False)[:, 5 if J.shape[2] >= 6 else J.shape[2] - 1]
     heavy = np.any(np.abs(gravity_torques(model, Q)) > 0.5 * model.effort_limits, axis=1)
     score[heavy] = -1.0
+    best = np.argsort(-score)[:candidates]
+    best = best[score[best] >= 0.0]
+    if len(best):
+        fits = square_reachable(model, frame, Q[best], side)
+        if fits.any():
+            return Q[best[int(np.argmax(fits))]]
     return Q[int(np.argmax(score))]
 
 
@@ -149,7 +219,7 @@ def main_task(args, ap, urdf, model):
         model, [model.index(j) for j in default_joints(model)[0]])
     if frame not in model.frames:
         ap.error(f'--frame {frame} is not a link of {model.name}')
-    start = task_start(model, frame)
+    start = task_start(model, frame, side=args.side)
     if args.start is not None:
         if len(args.start) != model.n:
             ap.error(f'--start needs {model.n} values ({", ".join(model.joint_names)})')
