@@ -236,6 +236,7 @@ ROBOTS = {
     'allegro': 'allegro_hand_description/urdf/allegro_right_hand.urdf',
     'solo12': 'solo_description/robots/solo12.urdf',
     'talos_reduced': 'talos_data/robots/talos_reduced.urdf',
+    'so101': 'so_arm_description/urdf/so101.urdf',
 }
 
 

@@ -571,8 +571,7 @@ def test_a_frame_fewer_joints_move_than_the_stiff_axes_is_warned():
     Some direction is out of reach at every pose; the warning names the joints and the remedy.
     ur5 (6 joints) is not warned, nor so101 with stiffness on 5 axes.
     """
-    model = RobotModel.from_urdf_file(os.path.join(erd_root(),
-                                                   'so_arm_description/urdf/so101.urdf'))
+    model = RobotModel.from_urdf_file(os.path.join(erd_root(), ROBOTS['so101']))
     q = [0.0, -0.6, 0.8, 0.6, 0.0, 0.5]
 
     def warned(model, q, stiffness=None):

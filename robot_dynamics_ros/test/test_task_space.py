@@ -182,9 +182,7 @@ def test_the_default_task_frame_is_the_tool_not_a_jaw(name):
     was a finger tip fixed to its wrist.
     """
     from robot_dynamics_ros.control import default_task_frame
-    path = (os.path.join(erd_root(), 'so_arm_description/urdf/so101.urdf') if name == 'so101'
-            else os.path.join(erd_root(), ROBOTS[name]))
-    model = RobotModel.from_urdf_file(path)
+    model = RobotModel.from_urdf_file(os.path.join(erd_root(), ROBOTS[name]))
     frame, gripper = DEFAULT_FRAMES[name]
     assert default_task_frame(model, np.arange(model.n)) == frame
     if gripper is not None:         # the frame does not move with the gripper
