@@ -135,10 +135,15 @@ SETTINGS = {}               # --set NAME=VALUE: parameters every scenario starts
 class Rig:
     """ControlLoop + simulator, one step of delay (or stalls); records what the figures need."""
 
+    @staticmethod
+    def load(rel):
+        """Return the model of ``rel``: a path, or one under example-robot-data's robots/."""
+        return RobotModel.from_urdf(open(rel, encoding='utf-8').read() if os.path.isabs(rel)
+                                    else read_urdf(rel))
+
     def __init__(self, arm, mode, **values):
         rel, q0, self.pushed = ARMS[arm]
-        self.model = RobotModel.from_urdf(open(rel, encoding='utf-8').read()
-                                          if os.path.isabs(rel) else read_urdf(rel))
+        self.model = self.load(rel)
         self.v = {name: d[1] for name, d in PARAMETERS.items()}
         self.v.update(mode=mode, trajectory_scaling='off', armature=list(ARMATURE.get(arm, [])))
         if os.environ.get('RATE'):
@@ -481,8 +486,7 @@ def free_motion(arm, **values):
     from robot_dynamics_ros.dynamics import example_urdf
     from robot_dynamics_ros.tools.demo import default_motion
     rel = FREE_ARMS[arm] or example_urdf()
-    model = RobotModel.from_urdf(open(rel, encoding='utf-8').read() if os.path.isabs(rel)
-                                 else read_urdf(rel))
+    model = Rig.load(rel)
     start, goal, duration = default_motion(model)
     ARMS[arm] = (rel, list(start), 0)
     rig = Rig(arm, 'computed_torque', friction_compensation=1.0, **values)

@@ -51,6 +51,7 @@ import bench_limits  # noqa: E402
 from bench_limits import ARMS, Rig, _quat  # noqa: E402
 from benchlib import Delivery  # noqa: E402
 from robot_dynamics_ros.control import default_joints, default_task_frame  # noqa: E402
+from robot_dynamics_ros.control.task_space import rotation_error  # noqa: E402
 from robot_dynamics_ros.dynamics import frame_placement  # noqa: E402
 from robot_dynamics_ros.nodes.closed_loop import square  # noqa: E402
 from robot_dynamics_ros.tools.demo import task_start  # noqa: E402
@@ -61,14 +62,18 @@ EVERY = 10                      # steps (ms) between two targets: 100 Hz, as the
 ASKED = 25.0                    # mm: the task demo's bound on the path error
 
 
-def lap(arm, mode, stalled):
-    """Run one lap; return (rms mm, max mm, rotation max mrad, speed / v_max, what was said)."""
-    bench_limits.STALLED['on'] = stalled
+def demo_start(arm):
+    """Start ``arm``'s rigs where the task demo starts (``bench_limits.ARMS``' pose replaced)."""
     rel, _, pushed = ARMS[arm]
-    model = Rig(arm, 'gravity').model
+    model = Rig.load(rel)
     start = task_start(model, default_task_frame(
         model, [model.index(j) for j in default_joints(model)[0]]))
     ARMS[arm] = (rel, list(start), pushed)
+
+
+def lap(arm, mode, stalled):
+    """Run one lap; return (rms mm, max mm, rotation max mrad, speed / v_max, what was said)."""
+    bench_limits.STALLED['on'] = stalled
     rig = Rig(arm, mode, friction_compensation=1.0)
     T0 = frame_placement(rig.model, rig.sim.q, rig.frame)
     start, quat, R0 = T0[:3, 3].copy(), _quat(T0), T0[:3, :3]
@@ -82,12 +87,12 @@ def lap(arm, mode, stalled):
             r.loop.target_twist(np.concatenate([v, np.zeros(3)]), r.t)
         k[0] += 1
     rig.run(PERIOD + 1.0, stream)
-    err, rot = [], []
+    err, rot, e = [], [], np.empty(3)
     for t, q, *_ in rig.rec:
         T = frame_placement(rig.model, q, rig.frame)
         err.append(np.linalg.norm(T[:3, 3] - square(start, SIDE, PERIOD, t - t0)[0]))
-        c = np.clip((np.trace(R0.T @ T[:3, :3]) - 1) / 2, -1.0, 1.0)
-        rot.append(np.arccos(c))
+        rotation_error(R0, np.ascontiguousarray(T[:3, :3]), e)
+        rot.append(np.linalg.norm(e))
     err = np.array(err)
     speed = rig.figures()['speed']
     return (1e3 * float(np.sqrt(np.mean(err ** 2))), 1e3 * float(err.max()),
@@ -109,6 +114,7 @@ def main(argv=None):
     print(head + '  s')
     failed = 0
     for arm in args.arms:
+        demo_start(arm)
         for mode in args.modes:
             t0 = time.perf_counter()
             runs = [lap(arm, mode, False)] + ([lap(arm, mode, True)] if args.stalls else [])
@@ -116,8 +122,7 @@ def main(argv=None):
             bad = [name for name, r in zip(('idle', 'stalls'), runs) if r[1] > ASKED]
             failed += bool(bad) and not said
             line = f'{arm:10s} {mode:20s}' + ' |'.join(
-                f' {r[0]:7.2f} {r[1]:7.2f} {r[2]:7.2f} {r[3]:6.3f}'.replace(' ', ' ', 1)
-                for r in runs)
+                f' {r[0]:7.2f} {r[1]:7.2f} {r[2]:7.2f} {r[3]:6.3f}' for r in runs)
             if args.stalls:
                 line += f' {runs[1][0] / runs[0][0]:6.2f}'
             print(line + f'  {time.perf_counter() - t0:.1f}'

@@ -252,9 +252,10 @@ def unknown_joint_keys(model, names, what):
 JAW_WORDS = ('gripper', 'finger', 'jaw')
 # Of the links fixed to the frame's body, the last whose name has one of these is the default
 # (a tool centre point: panda_hand_tcp, tool0, link_eef, kinova's end_effector, talos'
-# wrist_left_ft_tool_link), else the last with no JAW_WORDS but "gripper" (z1's gripperStator,
-# so101's gripper_frame_link), else the last
+# wrist_left_ft_tool_link), else the last with none of JAW_LINK_WORDS (a link named "gripper"
+# may be the hand: z1's gripperStator, so101's gripper_frame_link), else the last
 TOOL_WORDS = ('tcp', 'tool', 'eef', 'end_effector', 'flange')
+JAW_LINK_WORDS = ('finger', 'jaw')
 
 
 def default_task_frame(model, cmd):
@@ -284,7 +285,7 @@ def default_task_frame(model, cmd):
     body = max(arm, key=lambda i: (depth(i), -i))
     links = [link for link in model.frames if model.frame(link)[0] == body]
     tools = [link for link in links if named(link, TOOL_WORDS)]
-    hand = [link for link in links if not named(link, ('finger', 'jaw'))]
+    hand = [link for link in links if not named(link, JAW_LINK_WORDS)]
     return (tools or hand or links)[-1]
 
 

@@ -94,53 +94,44 @@ REACH_STEP = 0.01
 REACH_CANDIDATES = 40
 
 
-def _rotation_log(R):
-    """Return the axis-angle vector of a rotation matrix (rad; batched over a leading axis)."""
-    c = np.clip((np.trace(R, axis1=-2, axis2=-1) - 1.0) / 2.0, -1.0, 1.0)
-    angle = np.arccos(c)
-    w = np.stack([R[..., 2, 1] - R[..., 1, 2], R[..., 0, 2] - R[..., 2, 0],
-                  R[..., 1, 0] - R[..., 0, 1]], axis=-1)
-    s = np.sin(angle)
-    scale = np.where(s > 1e-9, angle / (2.0 * np.where(s > 1e-9, s, 1.0)), 0.5)
-    return w * scale[..., None]
-
-
 def square_reachable(model, frame, Q, side, margin=REACH_MARGIN):
     """
     Whether the frame can go round the demo's square from each pose of Q (K, n), its rotation held.
 
-    Damped least-squares steps along the square (every REACH_STEP m, one corner at the frame's
-    start, in the root's x-y plane: ``nodes.closed_loop.square``); a pose fails where a joint
-    comes within ``margin`` (a fifth of a shorter range) of a hard limit, or the frame cannot
-    follow within 2 mm and 0.02 rad.
+    Damped least-squares steps along the square (``nodes.closed_loop.square``, every REACH_STEP
+    m, one corner at the frame's start); a pose fails where a joint comes within ``margin`` (a
+    fifth of a shorter range) of a hard limit, or the frame cannot follow within 2 mm and 0.02
+    rad (``control.task_space.rotation_error``, the task law's).
     """
+    from ..control.task_space import rotation_error
     from ..dynamics import frame_jacobian, frame_placement
+    from ..nodes.closed_loop import square
     lo, hi = model.position_limits.T
     margin = np.where(np.isfinite(hi - lo), np.minimum(margin, 0.2 * (hi - lo)), 0.0)
     lo, hi = lo + margin, hi - margin       # (a gripper's 4 cm: a fifth of its range)
-    Q = np.array(Q, dtype=float)
-    T0 = frame_placement(model, Q, frame)
-    start, R0 = T0[:, :3, 3].copy(), T0[:, :3, :3]
-    corners = np.array([[0, 0], [1, 0], [1, 1], [0, 1], [0, 0]], dtype=float) * side
-    n_leg = max(1, int(np.ceil(side / REACH_STEP)))
-    path = [a + (b - a) * k / n_leg for a, b in zip(corners[:-1], corners[1:])
-            for k in range(1, n_leg + 1)]
-    ok = np.ones(len(Q), dtype=bool)
-    q = Q.copy()
-    for xy in path:
-        target = start.copy()
-        target[:, :2] += xy
+    q = np.array(Q, dtype=float)
+    T0 = frame_placement(model, q, frame)
+    start, R0 = T0[:, :3, 3].copy(), T0[:, :3, :3].copy()
+    steps = 4 * max(1, int(np.ceil(side / REACH_STEP)))     # one lap in 1 s, its points
+
+    def error(target):
+        """Return (K, 6): the position and rotation error of each pose of q to ``target``."""
+        T = frame_placement(model, q, frame)
+        e = np.empty((len(q), 6))
+        e[:, :3] = target - T[:, :3, 3]
+        for k in range(len(q)):
+            rotation_error(R0[k], np.ascontiguousarray(T[k, :3, :3]), e[k, 3:])
+        return e
+    ok = np.ones(len(q), dtype=bool)
+    for i in range(1, steps + 1):
+        target = start + square(np.zeros(3), side, 1.0, i / steps)[0]
         for _ in range(5):
-            T = frame_placement(model, q, frame)
-            e = np.concatenate([target - T[:, :3, 3],
-                                _rotation_log(R0 @ np.swapaxes(T[:, :3, :3], 1, 2))], axis=1)
             J = frame_jacobian(model, q, frame)
             JJt = J @ np.swapaxes(J, 1, 2) + 1e-6 * np.eye(6)
-            q += np.einsum('kji,kj->ki', J, np.linalg.solve(JJt, e[..., None])[..., 0])
-        T = frame_placement(model, q, frame)
-        off = np.linalg.norm(target - T[:, :3, 3], axis=1)
-        turned = np.linalg.norm(_rotation_log(R0 @ np.swapaxes(T[:, :3, :3], 1, 2)), axis=1)
-        ok &= (off < 2e-3) & (turned < 0.02) & np.all((q >= lo) & (q <= hi), axis=1)
+            q += np.einsum('kji,kj->ki', J, np.linalg.solve(JJt, error(target)[..., None])[..., 0])
+        e = error(target)
+        ok &= (np.linalg.norm(e[:, :3], axis=1) < 2e-3) & \
+            (np.linalg.norm(e[:, 3:], axis=1) < 0.02) & np.all((q >= lo) & (q <= hi), axis=1)
     return ok
 
 
