@@ -322,13 +322,19 @@ def test_in_lockstep_each_command_acts_from_the_state_it_answers(tmp_path):
                   if np.abs(np.array(m.effort) - np.array(prev.effort)).max() > 1e-6]
         print(f'{len(moving)} of {len(window)} answers in the motion changed')
         assert len(moving) > 1500, (len(moving), len(window))
-        share = []
+        # an answer whose state at a lag this peer did not receive tells nothing at that lag:
+        # its subscriber, behind on a busy machine, loses some (fresh-clone CI, Jazzy, beside
+        # other ROS processes: 4 % of the answers and states, so that 1.9 % of the answers
+        # matched no state at any lag), so each lag's share is of the answers it can judge
+        share, judged = [], []
         for lag in range(7):
-            later = [(np.array(m.effort), effort.get(ns(m) + (lag + 1) * 10**6)) for m in moving]
-            share.append(np.mean([e is not None and np.allclose(a, e, rtol=0, atol=1e-9)
-                                  for a, e in later]))
+            later = [(np.array(m.effort), effort[ns(m) + (lag + 1) * 10**6]) for m in moving
+                     if ns(m) + (lag + 1) * 10**6 in effort]
+            judged.append(len(later))
+            share.append(np.mean([np.allclose(a, e, rtol=0, atol=1e-9) for a, e in later]))
         print('share of answers applied from the state they answer, at lags 0-6 steps:',
-              np.round(share, 3))
+              np.round(share, 3), 'of', judged, 'answers')
+        assert min(judged) > 1500, (judged, len(moving))
         assert share[0] == 1.0 and max(share[1:]) < 0.01, share
         # and the efforts did change from step to step (else any lag would match)
         assert np.abs(np.diff([np.array(m.effort) for m in moving], axis=0)).max() > 1e-3
