@@ -129,6 +129,10 @@ class Rig:
             streams.update({'~/current_pose': self.poses, '~/external_wrench': self.wrenches})
         assert self.wait(lambda: min(map(len, streams.values())) > 10, 20), \
             {name: len(kept) for name, kept in streams.items()}
+        # and the controller takes the targets this node sends: a pose published before DDS
+        # matched ~/target_pose is lost (fresh-clone CI, idle, Kilted: panda's step target never
+        # arrived, the frame 0.1000 m off after 5 s)
+        assert self.wait(lambda: self.target.get_subscription_count() > 0, 20)
         # a second of the arm's time to settle (lockstep: simulated, which runs on at full speed
         # while this node waits)
         if self.lockstep:
