@@ -53,7 +53,8 @@ the loop stalls now and then as a process on a loaded machine (taking neither jo
 sensor readings), its commands 3 steps late; the arm acts on the last command meanwhile.
 
 Exit status 1 when a figure misses what is asked. Arms: the force control tests use ur5 and
-panda; xarm7 (friction in its URDF, simulated and compensated), ur10 and z1 are ones they do not.
+panda; xarm7 (friction in its URDF, simulated and compensated), ur10, ur3 and z1 are ones they do
+not.
 """
 import argparse
 import os
@@ -97,6 +98,8 @@ ARMS = {
               [0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.785, 0.02, 0.02]),
     'ur10': ('ur_description/urdf/ur10_robot.urdf', 'ee_link', '0.06 0 0',
              [0.0, -1.0, 1.8, -2.4, -1.57, 0.0]),
+    'ur3': ('ur_description/urdf/ur3_robot.urdf', 'ee_link', '0.06 0 0',
+            [0.0, -1.0, 1.8, -2.4, -1.57, 0.0]),
     'z1': ('z1_description/urdf/z1.urdf', 'link06', '0.22 0 0',
            [0.0, 1.86, -0.87, 0.53, 0.0, 0.0, -0.79]),
 }
@@ -337,7 +340,7 @@ def rest(arm):
     """Drop the arm onto a table with no torque; return (deepest mm, energy gained over 10 s)."""
     xml, model, _ = arm_with_probe(arm)
     geometry = arm_geometry(model, xml, MESHES)
-    top = {'ur5': -0.3, 'ur10': -0.3, 'xarm7': -0.3, 'kinova': -0.05, 'panda': -0.05,
+    top = {'ur5': -0.3, 'ur10': -0.3, 'ur3': -0.3, 'xarm7': -0.3, 'kinova': -0.05, 'panda': -0.05,
            'z1': -0.05}[arm]
     sim = Simulator(model, q0=np.zeros(model.n), geometry=geometry,
                     world=table(0, 0, top, size=3.0))

@@ -30,7 +30,7 @@ loop's gain against a rigid surface, D k_p, at most 0.5: see LOOP_GAIN). Pressed
 and at rest, the arm applies D v_ref = F_d + D (k_p e + I): the proportional term and the
 integral take out what the model gets wrong (e -> 0 at rest). In free space it moves at v_ref,
 never faster than ``force.max_speed`` (an approach to a surface is slow; a lost surface does not
-fling it).
+fling it); before contact v_ref speeds up over APPROACH_RAMP, not in one period.
 The other axes keep the impedance or operational-space law with the target pose, as before.
 
 Why not feed the measured force through (f = F_a + D (v_ref - v), the arm a pure velocity servo
@@ -41,8 +41,9 @@ gains (``bench/bench_contact.py``).
 
 What makes the force axes hold their position instead (``ForceLoop.holding`` says why): the
 force source gone stale (no sensor reading for ``force.timeout``), and a lost contact — once
-the force reached half of what was asked (the observer's, for CONTACT_TIME), it falling under
-a tenth of it for 0.1 s (a table taken away; a bounce on impact is shorter): the arm then brakes
+the force stayed over half of what was asked for CONTACT_TIME (longer than a late command or a
+tool's inertia reads so: see there), it falling under a tenth of it for 0.1 s (a table taken
+away; a bounce on impact is shorter): the arm then brakes
 (D) and holds where it is instead of chasing a surface that is gone. It holds there whatever
 target pose or twist streams meanwhile (on the force axes), and until a target wrench comes
 after a pause of REARM_PAUSE in the target wrenches (a stream stopped and started again, or a
@@ -82,11 +83,13 @@ RULES = {
 }
 IN_CONTACT, LOST = 0.5, 0.1     # of the target force: contact made, then lost
 LOST_TIME = 0.1                 # s under LOST: a bounce on impact is no lost contact
-# s over IN_CONTACT before the observer's estimate counts as contact made: it reads a command
-# that the arm applies late as a force until the arm does (ur5 after a 93 ms stall, commands
-# 3 ms late: 6.3 N of a 10 N press for 2 ms, in free air; counted as contact, its loss then held
-# the axes there). A sensor's reading counts at once (z1's friction holds its probe at 4.3 N of
-# 10 after the impact: contact, which the integral then works on)
+# s over IN_CONTACT before the force counts as contact made. The observer reads a command that
+# the arm applies late as a force until the arm does (ur5 after a 93 ms stall, commands 3 ms
+# late: 6.3 N of a 10 N press for 2 ms, in free air). A sensor reads the tool's inertia as a
+# force (only its weight is taken out): as the approach sets off, the tool's mass m times the
+# frame's acceleration F_d / Lambda, m / Lambda of the force asked, decaying within Lambda / D
+# (ur3 with a 1 kg probe: 5.4 N of a 10 N press, for 1 ms). Counted as contact, either one's
+# loss then held the axes in free air (ur3: 0 N, the probe 2 cm over the table)
 CONTACT_TIME = 0.01
 # the most the proportional term may give the force loop against a rigid surface: there the
 # force follows F_a = D v_ref a few periods d late, F_a[n] = F_d + D k_p (F_d - F_a[n - d]) +
@@ -97,6 +100,7 @@ CONTACT_TIME = 0.01
 LOOP_GAIN = 0.5
 REARM_PAUSE = 0.5               # s without a target wrench before one re-arms the force axes
 SPEED_MARGIN = 0.95             # v_ref's share of force.max_speed
+APPROACH_RAMP = 0.02            # s from rest to the approach speed, before contact
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,11 @@ class ForceLoop:
         self.below = None               # since when the force is under LOST of the target
         self.above = None               # since when it is over IN_CONTACT, before contact
         self.asked_at = None            # when the last target wrench came (monotonic s)
+        # the last v_ref: where the approach's ramp starts (kept by a re-arm: a wrench streamed
+        # after a pause, ramping from zero, let xarm7's press sag to 2.4 N of 5, under the half
+        # that makes contact, and its stiction held it there: no contact, so no lost-contact
+        # hold when the table went, the probe descending on)
+        self.v_ref = np.zeros(6)
 
     @property
     def active(self):
@@ -210,7 +219,7 @@ class ForceLoop:
             self.below = None
             if self.above is None:
                 self.above = now
-            if s.source == 'sensor' or now - self.above >= CONTACT_TIME:
+            if now - self.above >= CONTACT_TIME:
                 self.contact = True
         elif self.contact and size > 0 and reached < LOST * size:
             if self.below is None:
@@ -223,6 +232,7 @@ class ForceLoop:
         if reached < IN_CONTACT * size:
             self.above = None
         if self.holding is not None:
+            self.v_ref[:] = 0.0
             return np.zeros(6), damping
         base = desired / damping
         # in contact the loop closes through the surface: its gain capped (LOOP_GAIN); before,
@@ -236,8 +246,18 @@ class ForceLoop:
         # anti-windup: no integration that would push further into the saturation
         self.integral += np.where(saturated & (np.sign(grow) == np.sign(u)), 0.0, grow)
         self.integral = np.clip(np.where(ax, self.integral, 0.0), -2 * limit, 2 * limit)
-        return np.clip(np.where(ax, base + gain * e + self.integral, 0.0), -limit,
-                       limit), damping
+        v_ref = np.clip(np.where(ax, base + gain * e + self.integral, 0.0), -limit, limit)
+        if not self.contact:
+            # the approach speeds up over APPROACH_RAMP, not in one period: the step D v_ref of
+            # the force axis's wrench, set off at once, flung ur3's 0.1 kg probe sideways through
+            # the task law's coupling at 1.29 times force.max_speed (20 N asked: D 800 N s/m);
+            # slowing down (a touch) is not held back
+            before = self.v_ref
+            step = limit * dt / APPROACH_RAMP
+            v_ref = np.where(np.abs(v_ref) > np.abs(before),
+                             np.clip(v_ref, before - step, before + step), v_ref)
+        self.v_ref = v_ref
+        return v_ref, damping
 
 
 class SensorInput:
