@@ -98,8 +98,10 @@ ARMS = {
               [0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.785, 0.02, 0.02]),
     'ur10': ('ur_description/urdf/ur10_robot.urdf', 'ee_link', '0.06 0 0',
              [0.0, -1.0, 1.8, -2.4, -1.57, 0.0]),
+    # (ur3 at ur5's pose: the slide's 0.2 m along x stretched its elbow straight, 0.008 rad
+    # from the singularity, and the force ran 0-45 N; this pose keeps the slide in reach)
     'ur3': ('ur_description/urdf/ur3_robot.urdf', 'ee_link', '0.06 0 0',
-            [0.0, -1.0, 1.8, -2.4, -1.57, 0.0]),
+            [0.0, -1.8, 2.5, -2.3, -1.57, 0.0]),
     'z1': ('z1_description/urdf/z1.urdf', 'link06', '0.22 0 0',
            [0.0, 1.86, -0.87, 0.53, 0.0, 0.0, -0.79]),
 }
@@ -107,7 +109,8 @@ ARMS = {
 # or less (panda, xarm7, ur10, z1, kinova) about the probe's axis, at the default 50 N m/rad, is
 # over the node's bandwidth warning at 1 kHz and oscillates at the loop's Nyquist frequency (ur10:
 # the force while sliding alternating 8.1 / 11.7 N each step; xarm7 likewise)
-ARMATURE = {'panda': [0.1], 'kinova': [0.1], 'xarm7': [0.1], 'ur10': [0.1], 'z1': [0.1]}
+ARMATURE = {'panda': [0.1], 'kinova': [0.1], 'xarm7': [0.1], 'ur10': [0.1], 'ur3': [0.1],
+            'z1': [0.1]}
 # xarm7's URDF has 1 N m Coulomb and 2-10 N m s/rad viscous friction on every joint, z1's 1-2 N m
 # and 1-2 N m s/rad, which the simulator applies: their model compensated, as a user of such an
 # arm sets it
