@@ -607,7 +607,9 @@ class Controller:
             self._carry_on(law, target, now)
         if memory.force.active:
             self._force_axes(law, q, now, target)
-        return law.torques(q, qd).copy()
+        tau = law.torques(q, qd).copy()
+        law.feedback_within(tau, self.limits)      # past the effort limits: its direction kept
+        return tau
 
     def _friction_velocity(self, qd):
         """

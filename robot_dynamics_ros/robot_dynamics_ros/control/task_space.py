@@ -70,6 +70,12 @@ PROJECTORS = ('dynamic', 'kinematic')
 SINGULARITY_DAMPING = 1e-4       # mu (1/kg): Lambda <= 1e4 kg along a lost direction
 
 _F1, _F2 = (types.Array(types.float64, d, 'C') for d in (1, 2))
+# the least share of its feedback a task law keeps where it asks more than the effort limits
+# (feedback_within): a law beyond reason (so101's, its damping 1.8e3 per period, said at
+# start-up) asked a share of 1e-3 of it, its arm left with none: joints 16 times v_max after a
+# stall, where none gave 52 and the joint-by-joint clamp 50; panda's stiffness tenfold needs
+# 0.044 at least
+FEEDBACK_FLOOR = 0.02
 
 # the target X: p_d (3) | R_d (3x3, row-major) | v_d (6) | a_d (6) | w_ff (6)
 X_P, X_R, X_V, X_A, X_W, X_SIZE = 0, 3, 12, 18, 24, 30
@@ -329,6 +335,50 @@ def limit_command(tau, cmd, limits, out, clamped):
     return any_clamped
 
 
+@entry_point(types.float64(_F1, types.Array(types.int64, 1, 'C'), _F2, _F1, _F1, _F1, _F1, _F1,
+                           _F1, _F1))
+def feedback_within(tau, cmd, J, K, e, D, v_d, v, limits, fb):
+    """
+    Scale the task law's feedback in ``tau`` as one vector until every joint is within its limit.
+
+    The feedback is J^T (K e + D (v_d - v)) on the commanded joints (``fb``, written); the rest
+    of ``tau`` (c + g, the target wrench and acceleration, the nullspace torque) is kept. Where
+    some joint asks more than its effort limit, the largest share s <= 1 of the feedback that
+    keeps every joint whose rest is within its limit there replaces it (a joint whose rest alone
+    is over is left to the clamp that follows). Returns s (1: nothing asked too much).
+
+    Clamped joint by joint instead, a law asking many times the effort limits (a stiffness ten
+    times the default, caught out of its small-signal range by a stall) is driven along a
+    direction it never asked, its commands at the limits, slewing at the torque rate limit: the
+    loop swung (panda: 12 times v_max 50 ms after a stall; issue #52). The feedback alone, not
+    the target wrench: scaling that too let z1's elbow, at its limit under a 50 N target
+    wrench, scale its shoulder's push down, and the frame sank 342 mm through a workspace wall.
+    """
+    k = cmd.shape[0]
+    over = False
+    for j in range(k):
+        if abs(tau[cmd[j]]) > limits[j]:
+            over = True
+    if not over:
+        return 1.0
+    for j in range(k):
+        s = 0.0
+        for r in range(6):
+            s += J[r, cmd[j]] * (K[r] * e[r] + D[r] * (v_d[r] - v[r]))
+        fb[j] = s
+    share = 1.0
+    for j in range(k):
+        x, lim = tau[cmd[j]], limits[j]
+        rest = x - fb[j]
+        if fb[j] != 0.0 and abs(rest) < lim and abs(x) > lim:
+            share = min(share, (math.copysign(lim, fb[j]) - rest) / fb[j])
+    share = max(share, FEEDBACK_FLOOR)
+    if share < 1.0:
+        for j in range(k):
+            tau[cmd[j]] -= (1.0 - share) * fb[j]
+    return share
+
+
 def task_bandwidth(law):
     """
     Return (w, d, axis) of the task law at its last call's state: how fast its loop must act.
@@ -376,6 +426,7 @@ class TaskSpaceLaw:
         self.X[X_R:X_R + 9] = np.eye(3).ravel()
         self.W = np.zeros(_work_size(n, k))
         self.tau = np.zeros(n)
+        self._feedback = np.zeros(k)            # feedback_within's work
         self.pose = self.W[:16].reshape(4, 4)
         self.error, self.velocity = self.W[16:22], self.W[22:28]
         self.bias_acceleration = self.W[28:34]
@@ -459,6 +510,12 @@ class TaskSpaceLaw:
     def torques(self, q, qd):
         task_command(self.model._data, q, qd, self.F, self.P, self.X, self.W, self.tau)
         return self.tau
+
+    def feedback_within(self, tau, limits):
+        """Scale the last call's feedback in ``tau`` to ``limits`` (feedback_within); the share."""
+        return feedback_within(tau, self.cmd, self.jacobian, self.stiffness, self.error,
+                               self.damping, self.target_twist, self.velocity, limits,
+                               self._feedback)
 
 
 def external_wrench(J, r):

@@ -283,7 +283,7 @@ class FeedforwardNode(Node):
         compile_kernels(['gravity_one', 'limit_command', 'limit_terms', 'joints_clear',
                          'joint_bounds',
                          'rnea_one', 'crba_one'] + (
-            ['task_command'] if ctrl.mode in TASK_MODES else []) + (
+            ['task_command', 'feedback_within'] if ctrl.mode in TASK_MODES else []) + (
             ['placement_one'] if ctrl.mode in TASK_MODES or ctrl.limit_layer.watches_frame
             else []) + (['jacobian_one'] if ctrl.limit_layer.watches_frame else []))
         log.info(f'kernels for mode {ctrl.mode}' + (' and the observer' if observer_now else '') +
