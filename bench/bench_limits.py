@@ -445,13 +445,15 @@ def scenarios():
         rig.run(0.7 * T + 1.0)
         return rig
 
-    def gains_tenfold_task(arm):
-        rig = boxed(arm, 'cartesian_impedance')
-        target_far(rig, np.array([0.15, 0.1, -0.05]))
-        rig.run(0.2)
-        rig.set(task__stiffness=[10000.0, 10000.0, 10000.0, 500.0, 500.0, 500.0])
-        rig.run(2.0)
-        return rig
+    def gains_tenfold_task(mode):
+        def run(arm):
+            rig = boxed(arm, mode)
+            target_far(rig, np.array([0.15, 0.1, -0.05]))
+            rig.run(0.2)
+            rig.set(task__stiffness=[10000.0, 10000.0, 10000.0, 500.0, 500.0, 500.0])
+            rig.run(2.0)
+            return rig
+        return run
 
     return {
         'computed_torque past the limits': joint_far('computed_torque', 0.8),
@@ -466,7 +468,8 @@ def scenarios():
         'cartesian_impedance, a 50 N target wrench into the floor': wrench_to_wall,
         'twist stream at 5x the tool speed into the floor': twist_to_wall,
         'computed_torque gains x10 mid-motion': gains_tenfold_joint,
-        'cartesian_impedance stiffness x10 mid-motion': gains_tenfold_task,
+        'cartesian_impedance stiffness x10 mid-motion': gains_tenfold_task('cartesian_impedance'),
+        'operational_space stiffness x10 mid-motion': gains_tenfold_task('operational_space'),
     }
 
 

@@ -549,22 +549,25 @@ def test_the_adversarial_set_crosses_no_limit(arm):
         assert not [line for line in rig.loop.log.lines if 'limit crossed' in line], name
 
 
-@pytest.mark.parametrize('arm', ['panda', 'xarm7', 'talos_arm'])
-def test_a_stiff_task_law_caught_by_stalls_does_not_swing(arm, monkeypatch):
+@pytest.mark.parametrize('mode, arm', [('cartesian_impedance', 'panda'),
+                                       ('cartesian_impedance', 'xarm7'),
+                                       ('cartesian_impedance', 'talos_arm'),
+                                       ('operational_space', 'kinova')])
+def test_a_stiff_task_law_caught_by_stalls_does_not_swing(mode, arm, monkeypatch):
     """
     bench_limits' stiffness tenfold mid-motion under its stall pattern (issue #52).
 
     After a stall the law asks many times the effort limits; clamped joint by joint its
     commands drove the frame where it never asked, slewing between the effort limits at the
     torque rate limit, and the loop swung: 50 ms after each stall panda's joints still ran at
-    12.1 times their velocity limit, xarm7's at 1.90, talos' arm's at 1.62. Its feedback,
-    scaled as one vector within the limits (task_space.feedback_within), brakes it: 1.010,
-    0.997 and 0.927. What a held command does during a stall is not the node's to hold
-    (limits.md).
+    12.1 times their velocity limit, xarm7's at 1.90, talos' arm's at 1.62; in
+    operational_space kinova's at 5.50, 0.894 rad past a hard limit. Its feedback, scaled as
+    one vector within the limits (task_space.feedback_within), brakes it: 1.010, 0.997, 0.927
+    and 1.000. What a held command does during a stall is not the node's to hold (limits.md).
     """
     import bench_limits
     monkeypatch.setitem(bench_limits.STALLED, 'on', True)
-    f = bench_limits.scenarios()['cartesian_impedance stiffness x10 mid-motion'](arm).figures()
+    f = bench_limits.scenarios()[f'{mode} stiffness x10 mid-motion'](arm).figures()
     assert f['back'] <= bench_limits.ASKED['speed'], f
     assert f['margin'] >= 0.0 and f['wall'] <= bench_limits.ASKED['wall'], f
 
