@@ -80,6 +80,11 @@ def test_the_approach_speeds_up_over_the_ramp_and_slows_at_once():
     assert fl.update(np.zeros(6), 2 * DOWN, 0.04)[0][2] == pytest.approx(-limit)
     v_ref, damping = fl.update(-2 * DOWN * -1.0, 2 * DOWN, 0.041)    # a touch: at once
     assert v_ref[2] == pytest.approx(-20.0 / damping[2])
+    fl.hold('no force/torque reading')      # held by the controller (a stale sensor), re-armed:
+    fl.rearm()                              # the approach ramps from rest again
+    fl.update(np.zeros(6), 2 * DOWN, 1.0)
+    assert fl.update(np.zeros(6), 2 * DOWN, 1.001)[0][2] == pytest.approx(
+        -limit * 0.001 / APPROACH_RAMP)
 
 
 def test_a_lost_contact_holds_but_a_bounce_does_not_and_a_new_target_rearms():

@@ -198,6 +198,7 @@ class ForceLoop:
         new = self.holding is None
         self.holding = why
         self.integral[:] = 0.0
+        self.v_ref[:] = 0.0             # held: a later approach ramps from rest
         return new
 
     def update(self, applied, desired, now):
@@ -232,7 +233,6 @@ class ForceLoop:
         if reached < IN_CONTACT * size:
             self.above = None
         if self.holding is not None:
-            self.v_ref[:] = 0.0
             return np.zeros(6), damping
         base = desired / damping
         # in contact the loop closes through the surface: its gain capped (LOOP_GAIN); before,
